@@ -1,0 +1,454 @@
+//! What a rig says about itself: its parameters, its metrics, its style and its invariants.
+//!
+//! Descriptors cross the plugin boundary as JSON text, so fields can be added later without breaking the
+//! layout that abi_stable checks at load time.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How the host drives a rig.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Style {
+    /// One operation per [`Rig::iterate`](crate::Rig::iterate); the plugin-api times batches of calls.
+    Iterations,
+    /// One whole workload per [`Rig::run`](crate::Rig::run); the rig measures over its own window.
+    Run,
+}
+
+/// The type of a parameter's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamType {
+    /// A signed integer.
+    Int,
+    /// A floating-point number.
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// Text; restrict it with [`Param::allowed`] to make it a choice.
+    String,
+}
+
+/// One parameter of a rig.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::Param;
+/// let rows = Param::int("rows", 1000).range(1, 1_000_000).doc("rows per batch");
+/// let codec = Param::choice("compression", "zstd", &["none", "lz4", "zstd"]);
+/// assert_eq!(codec.allowed.as_ref().map(Vec::len), Some(3));
+/// # let _ = rows;
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    /// Name, as written in `rigs.toml` and `--set`.
+    pub name: String,
+    /// Type of the value.
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    /// Value used when neither `rigs.toml` nor `--set` gives one.
+    pub default: Value,
+    /// The only values accepted, if the parameter is a choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<Vec<Value>>,
+    /// Smallest accepted value (numbers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Largest accepted value (numbers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// One line for `benchhost list`.
+    #[serde(default)]
+    pub doc: String,
+}
+
+impl Param {
+    fn new(name: &str, ty: ParamType, default: Value) -> Self {
+        Param { name: name.into(), ty, default, allowed: None, min: None, max: None, doc: String::new() }
+    }
+    /// An integer parameter.
+    pub fn int(name: &str, default: i64) -> Self {
+        Self::new(name, ParamType::Int, default.into())
+    }
+    /// A floating-point parameter.
+    pub fn float(name: &str, default: f64) -> Self {
+        Self::new(name, ParamType::Float, default.into())
+    }
+    /// A boolean parameter.
+    pub fn bool(name: &str, default: bool) -> Self {
+        Self::new(name, ParamType::Bool, default.into())
+    }
+    /// A free-text parameter.
+    pub fn string(name: &str, default: &str) -> Self {
+        Self::new(name, ParamType::String, default.into())
+    }
+    /// A text parameter restricted to `values`.
+    pub fn choice(name: &str, default: &str, values: &[&str]) -> Self {
+        Self::string(name, default).allowed(values.iter().map(|v| Value::from(*v)))
+    }
+    /// Restricts the parameter to the given values.
+    pub fn allowed(mut self, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        self.allowed = Some(values.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Restricts a number to `min..=max`.
+    pub fn range(mut self, min: impl Into<f64>, max: impl Into<f64>) -> Self {
+        self.min = Some(min.into());
+        self.max = Some(max.into());
+        self
+    }
+    /// Sets the one-line description.
+    pub fn doc(mut self, doc: &str) -> Self {
+        self.doc = doc.into();
+        self
+    }
+}
+
+/// A unit from the one registry every record uses. Nothing else may be written as a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Nanoseconds.
+    #[serde(rename = "ns")]
+    Nanos,
+    /// Microseconds.
+    #[serde(rename = "us")]
+    Micros,
+    /// Milliseconds.
+    #[serde(rename = "ms")]
+    Millis,
+    /// Seconds.
+    #[serde(rename = "s")]
+    Seconds,
+    /// Records per second.
+    #[serde(rename = "records/s")]
+    RecordsPerSec,
+    /// Rows per second.
+    #[serde(rename = "rows/s")]
+    RowsPerSec,
+    /// Operations per second.
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// Megabytes (10^6 bytes) per second.
+    #[serde(rename = "MB/s")]
+    MegabytesPerSec,
+    /// Bytes.
+    #[serde(rename = "bytes")]
+    Bytes,
+    /// A count of records.
+    #[serde(rename = "records")]
+    Records,
+    /// A count of rows.
+    #[serde(rename = "rows")]
+    Rows,
+    /// A count of files.
+    #[serde(rename = "files")]
+    Files,
+    /// A count of allocations.
+    #[serde(rename = "allocs")]
+    Allocs,
+    /// A dimensionless ratio.
+    #[serde(rename = "ratio")]
+    Ratio,
+    /// A percentage.
+    #[serde(rename = "%")]
+    Percent,
+}
+
+impl Unit {
+    /// Every unit, in registry order.
+    pub const ALL: [Unit; 15] = [
+        Unit::Nanos,
+        Unit::Micros,
+        Unit::Millis,
+        Unit::Seconds,
+        Unit::RecordsPerSec,
+        Unit::RowsPerSec,
+        Unit::OpsPerSec,
+        Unit::MegabytesPerSec,
+        Unit::Bytes,
+        Unit::Records,
+        Unit::Rows,
+        Unit::Files,
+        Unit::Allocs,
+        Unit::Ratio,
+        Unit::Percent,
+    ];
+
+    /// The spelling used in records, e.g. `"MB/s"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ns",
+            Unit::Micros => "us",
+            Unit::Millis => "ms",
+            Unit::Seconds => "s",
+            Unit::RecordsPerSec => "records/s",
+            Unit::RowsPerSec => "rows/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::MegabytesPerSec => "MB/s",
+            Unit::Bytes => "bytes",
+            Unit::Records => "records",
+            Unit::Rows => "rows",
+            Unit::Files => "files",
+            Unit::Allocs => "allocs",
+            Unit::Ratio => "ratio",
+            Unit::Percent => "%",
+        }
+    }
+
+    /// Parses a registry spelling.
+    pub fn parse(s: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.as_str() == s)
+    }
+}
+
+/// Where a metric's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "from")]
+pub enum Source {
+    /// Time per iteration, measured by the plugin-api's batch loop (iterations style).
+    IterTime,
+    /// A counter giving the work of one iteration, divided by the time per iteration (iterations style).
+    Rate {
+        /// Counter from the [`Outcome`](crate::Outcome) holding the amount per iteration.
+        counter: String,
+    },
+    /// A counter from the [`Outcome`](crate::Outcome), reported as is.
+    Counter {
+        /// Counter name.
+        counter: String,
+    },
+    /// A value the rig measured itself and returned in each [`Observation`](crate::Observation) (run style).
+    Observed,
+}
+
+/// A metric a rig declares; records carry exactly the declared metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// Name in records, e.g. `records_per_s`. Never put a computed value in it.
+    pub name: String,
+    /// Unit from the registry.
+    pub unit: Unit,
+    /// Direction of goodness.
+    pub higher_is_better: bool,
+    /// Where the value comes from.
+    #[serde(flatten)]
+    pub source: Source,
+    /// One line for `benchhost list`.
+    #[serde(default)]
+    pub doc: String,
+}
+
+impl Metric {
+    /// Time per iteration in nanoseconds, lower is better.
+    pub fn iter_time(name: &str) -> Self {
+        Metric { name: name.into(), unit: Unit::Nanos, higher_is_better: false, source: Source::IterTime, doc: String::new() }
+    }
+    /// A throughput: `counter` (work per iteration) over the time per iteration, higher is better.
+    /// With [`Unit::MegabytesPerSec`] the counter is in bytes.
+    pub fn rate(name: &str, unit: Unit, counter: &str) -> Self {
+        Metric { name: name.into(), unit, higher_is_better: true, source: Source::Rate { counter: counter.into() }, doc: String::new() }
+    }
+    /// A counter of the outcome reported as a metric (for example encoded bytes), lower is better.
+    pub fn counter(name: &str, unit: Unit, counter: &str) -> Self {
+        let source = Source::Counter { counter: counter.into() };
+        Metric { name: name.into(), unit, higher_is_better: false, source, doc: String::new() }
+    }
+    /// A value the rig measures itself in each run (run style).
+    pub fn observed(name: &str, unit: Unit, higher_is_better: bool) -> Self {
+        Metric { name: name.into(), unit, higher_is_better, source: Source::Observed, doc: String::new() }
+    }
+    /// Sets the direction of goodness.
+    pub fn higher_is_better(mut self, higher: bool) -> Self {
+        self.higher_is_better = higher;
+        self
+    }
+    /// Sets the one-line description.
+    pub fn doc(mut self, doc: &str) -> Self {
+        self.doc = doc.into();
+        self
+    }
+}
+
+/// A comparison operator of an [`Invariant`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// `==`
+    Eq,
+    /// `<=`
+    Le,
+    /// `>=`
+    Ge,
+}
+
+/// The right-hand side of an [`Invariant`]: another counter or a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operand {
+    /// Another counter of the same outcome.
+    Counter(String),
+    /// A constant.
+    Value(u64),
+}
+
+/// A conservation law over the counters of an outcome, checked by the host. A violation turns the record
+/// into a `failure`.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::Invariant;
+/// let rows = Invariant::equal("rows_out", "rows_in");
+/// let leaks = Invariant::zero("leaked");
+/// assert_eq!(rows.to_string(), "rows_out == rows_in");
+/// assert_eq!(leaks.to_string(), "leaked == 0");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invariant {
+    /// Counter on the left.
+    pub left: String,
+    /// Operator.
+    pub op: Op,
+    /// Counter or constant on the right.
+    pub right: Operand,
+}
+
+impl Invariant {
+    /// `left == right`, both counters.
+    pub fn equal(left: &str, right: &str) -> Self {
+        Invariant { left: left.into(), op: Op::Eq, right: Operand::Counter(right.into()) }
+    }
+    /// `counter == 0`.
+    pub fn zero(counter: &str) -> Self {
+        Invariant { left: counter.into(), op: Op::Eq, right: Operand::Value(0) }
+    }
+    /// `left op value`.
+    pub fn compare(left: &str, op: Op, value: u64) -> Self {
+        Invariant { left: left.into(), op, right: Operand::Value(value) }
+    }
+}
+
+impl Invariant {
+    /// Evaluates the invariant over `counters`. A counter the outcome does not have is a violation too.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use benchhost_plugin_api::Invariant;
+    /// let counters = BTreeMap::from([("in".to_string(), 5), ("out".to_string(), 4)]);
+    /// let err = Invariant::equal("out", "in").check(&counters).unwrap_err();
+    /// assert_eq!(err, "out == in violated: out = 4, in = 5");
+    /// ```
+    pub fn check(&self, counters: &std::collections::BTreeMap<String, u64>) -> Result<(), String> {
+        let get = |name: &str| counters.get(name).copied().ok_or_else(|| format!("{self}: no counter `{name}`"));
+        let left = get(&self.left)?;
+        let (right, right_text) = match &self.right {
+            Operand::Counter(c) => {
+                let v = get(c)?;
+                (v, format!(", {c} = {v}"))
+            }
+            Operand::Value(v) => (*v, String::new()),
+        };
+        let holds = match self.op {
+            Op::Eq => left == right,
+            Op::Le => left <= right,
+            Op::Ge => left >= right,
+        };
+        if holds { Ok(()) } else { Err(format!("{self} violated: {} = {left}{right_text}", self.left)) }
+    }
+}
+
+/// Checks every invariant against every counter set that has its left-hand counter (the outcome, and each
+/// run's observation); an invariant whose counter appears in no set is violated too. Returns the violations.
+pub fn check_invariants(
+    invariants: &[Invariant],
+    sets: &[&std::collections::BTreeMap<String, u64>],
+) -> Result<(), Vec<String>> {
+    let mut violations = Vec::new();
+    for invariant in invariants {
+        let applicable: Vec<_> = sets.iter().filter(|c| c.contains_key(&invariant.left)).collect();
+        if applicable.is_empty() {
+            violations.push(format!("{invariant}: no counter `{}` was reported", invariant.left));
+        }
+        for (i, counters) in applicable.into_iter().enumerate() {
+            if let Err(e) = invariant.check(counters) {
+                violations.push(if sets.len() > 1 { format!("{e} (counter set {i})") } else { e });
+            }
+        }
+    }
+    if violations.is_empty() { Ok(()) } else { Err(violations) }
+}
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self.op {
+            Op::Eq => "==",
+            Op::Le => "<=",
+            Op::Ge => ">=",
+        };
+        match &self.right {
+            Operand::Counter(c) => write!(f, "{} {op} {c}", self.left),
+            Operand::Value(v) => write!(f, "{} {op} {v}", self.left),
+        }
+    }
+}
+
+/// Everything a rig says about itself.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Descriptor, Metric, Param, Unit, Invariant};
+/// let d = Descriptor::iterations("wal", "Arrow IPC round trip of a trace batch")
+///     .param(Param::int("rows", 1000))
+///     .metric(Metric::iter_time("roundtrip_time"))
+///     .metric(Metric::rate("MB_per_s", Unit::MegabytesPerSec, "input_bytes"))
+///     .invariant(Invariant::zero("mismatched_batches"));
+/// assert_eq!(d.params.len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Descriptor {
+    /// Rig name, unique across all plugins (`[rig.NAME]` in `rigs.toml`).
+    pub name: String,
+    /// One line for `benchhost list`.
+    pub doc: String,
+    /// How the host drives it.
+    pub style: Style,
+    /// Parameters, in display order.
+    #[serde(default)]
+    pub params: Vec<Param>,
+    /// Metrics every measurement record of this rig carries.
+    #[serde(default)]
+    pub metrics: Vec<Metric>,
+    /// Conservation laws over the outcome's counters.
+    #[serde(default)]
+    pub invariants: Vec<Invariant>,
+}
+
+impl Descriptor {
+    /// A rig of the iterations style.
+    pub fn iterations(name: &str, doc: &str) -> Self {
+        Self::new(name, doc, Style::Iterations)
+    }
+    /// A rig of the run style.
+    pub fn run(name: &str, doc: &str) -> Self {
+        Self::new(name, doc, Style::Run)
+    }
+    fn new(name: &str, doc: &str, style: Style) -> Self {
+        Descriptor { name: name.into(), doc: doc.into(), style, params: vec![], metrics: vec![], invariants: vec![] }
+    }
+    /// Adds a parameter.
+    pub fn param(mut self, param: Param) -> Self {
+        self.params.push(param);
+        self
+    }
+    /// Adds a metric.
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.metrics.push(metric);
+        self
+    }
+    /// Adds an invariant.
+    pub fn invariant(mut self, invariant: Invariant) -> Self {
+        self.invariants.push(invariant);
+        self
+    }
+}

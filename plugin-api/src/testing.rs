@@ -1,0 +1,94 @@
+//! Runs a rig in process, as plain Rust, for its unit tests: parameters from the descriptor's defaults,
+//! setup, a few iterations or runs, teardown, and the declared invariants checked.
+//!
+//! # Examples
+//! ```
+//! use benchhost_plugin_api::{testing, Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Params { n: i64 }
+//! struct Count { n: u64, seen: u64 }
+//! impl Rig for Count {
+//!     type Params = Params;
+//!     fn describe() -> Descriptor {
+//!         Descriptor::iterations("count", "counts").param(Param::int("n", 3))
+//!             .metric(Metric::iter_time("t")).invariant(Invariant::equal("seen", "n"))
+//!     }
+//!     fn setup(p: Params, _: &SetupContext) -> Result<Self, RigError> { Ok(Count { n: p.n as u64, seen: 0 }) }
+//!     fn iterate(&mut self) -> Result<(), RigError> { self.seen += 1; Ok(()) }
+//!     fn teardown(self) -> Result<Outcome, RigError> {
+//!         Ok(Outcome::new().counter("seen", self.seen).counter("n", self.n))
+//!     }
+//! }
+//!
+//! let report = testing::run::<Count>(serde_json::json!({"n": 5}), 5).unwrap();
+//! assert_eq!(report.outcome.counters["seen"], 5);
+//! assert!(testing::run::<Count>(serde_json::json!({"n": 5}), 4).is_err());
+//! ```
+
+use serde_json::{Map, Value};
+
+use crate::{Descriptor, Observation, Outcome, Rig, SetupContext, Style};
+
+/// What an in-process run produced.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// The teardown's outcome.
+    pub outcome: Outcome,
+    /// One observation per run (run style only).
+    pub observations: Vec<Observation>,
+}
+
+/// The parameters the host would send: the descriptor's defaults, overridden by the keys of `overrides`.
+/// An override naming no declared parameter is an error.
+pub fn params(descriptor: &Descriptor, overrides: &Value) -> Result<Value, String> {
+    let mut params: Map<String, Value> =
+        descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
+    if let Value::Object(given) = overrides {
+        for (key, value) in given {
+            if !params.contains_key(key) {
+                return Err(format!("rig `{}` has no parameter `{key}`", descriptor.name));
+            }
+            params.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(Value::Object(params))
+}
+
+/// Sets `R` up with its defaults plus `overrides`, then does `times` iterations (one `prepare` before them)
+/// or `times` runs, tears it down and checks every invariant on the outcome and on each observation.
+/// The scratch directory is a fresh temporary directory, removed afterwards.
+pub fn run<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
+    let descriptor = R::describe();
+    let params = params(&descriptor, &overrides)?;
+    let params: R::Params = serde_json::from_value(params).map_err(|e| format!("parameters: {e}"))?;
+    let scratch = std::env::temp_dir().join(format!("benchhost-test-{}-{}", descriptor.name, std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true };
+    let result = drive::<R>(&descriptor, params, &ctx, times);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext, times: u64) -> Result<Report, String> {
+    let fail = |phase: &str, e: crate::RigError| format!("{phase}: {:?}: {}", e.kind, e.message);
+    let mut rig = R::setup(params, ctx).map_err(|e| fail("setup", e))?;
+    let mut observations = Vec::new();
+    match descriptor.style {
+        Style::Iterations => {
+            rig.prepare(times).map_err(|e| fail("prepare", e))?;
+            for _ in 0..times {
+                rig.iterate().map_err(|e| fail("iterate", e))?;
+            }
+        }
+        Style::Run => {
+            for _ in 0..times {
+                observations.push(rig.run().map_err(|e| fail("run", e))?);
+            }
+        }
+    }
+    let outcome = rig.teardown().map_err(|e| fail("teardown", e))?;
+    let sets: Vec<_> = std::iter::once(&outcome.counters).chain(observations.iter().map(|o| &o.counters)).collect();
+    crate::descriptor::check_invariants(&descriptor.invariants, &sets).map_err(|v| v.join("; "))?;
+    Ok(Report { outcome, observations })
+}
