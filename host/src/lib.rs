@@ -1,1 +1,25 @@
+//! benchhost: a benchmark harness for data systems. It loads benchmark *rigs* from native plugins
+//! (`cdylib`s built against `benchhost-plugin-api`), expands the matrix of `rigs.toml` into *cells*, runs
+//! every cell in its own child process (so a rig that panics, crashes or hangs costs one `failure` record,
+//! not the run), and appends one versioned JSON-lines record per cell to a results stream.
+//!
+//! Stages share no state: `matrix` (what to run) → `runner`/`executor` (one child per cell, which runs
+//! `sampler`) → `evaluate` and `stats` (numbers and checks, pure) → `sink` (records) → `report` (text).
 
+pub mod child;
+pub mod cli;
+pub mod config;
+pub mod evaluate;
+pub mod executor;
+pub mod library;
+pub mod loader;
+pub mod matrix;
+pub mod protocol;
+pub mod provenance;
+pub mod reader;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod sampler;
+pub mod sink;
+pub mod stats;

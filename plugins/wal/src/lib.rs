@@ -1,1 +1,147 @@
+//! benchhost rig `wal`: seed 000's `wal/record_batch_roundtrip`. Each iteration writes a SignalDB-shaped
+//! trace batch as an Arrow IPC stream (ZSTD, LZ4 or uncompressed) into a fresh buffer and reads the first
+//! batch back, as SignalDB's `record_batch_to_bytes` / `bytes_to_record_batch` do. Teardown checks that the
+//! batch read back equals the batch written.
 
+mod trace_batch;
+
+use std::io::Cursor;
+
+use arrow::error::ArrowError;
+use arrow::ipc::CompressionType;
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow::record_batch::RecordBatch;
+use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
+use serde::Deserialize;
+
+/// Codec of the IPC body buffers.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    /// Uncompressed.
+    None,
+    /// LZ4 frame.
+    Lz4,
+    /// Zstandard (SignalDB's choice).
+    Zstd,
+}
+
+impl Compression {
+    fn ipc(self) -> Option<CompressionType> {
+        match self {
+            Compression::None => None,
+            Compression::Lz4 => Some(CompressionType::LZ4_FRAME),
+            Compression::Zstd => Some(CompressionType::ZSTD),
+        }
+    }
+}
+
+/// Parameters of `wal`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    rows: i64,
+    compression: Compression,
+}
+
+/// The IPC round-trip rig.
+pub struct Wal {
+    written: RecordBatch,
+    compression: Compression,
+    read_back: Option<RecordBatch>,
+    encoded_bytes: usize,
+    input_bytes: usize,
+}
+
+impl Rig for Wal {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::iterations("wal", "Arrow IPC stream round trip of a SignalDB trace batch (write, then read back)")
+            .param(Param::int("rows", 1000).range(1, 10_000_000).doc("spans in the batch"))
+            .param(Param::choice("compression", "zstd", &["none", "lz4", "zstd"]).doc("IPC body compression"))
+            .metric(Metric::iter_time("roundtrip_time").doc("one encode + decode of the batch"))
+            .metric(Metric::counter("encoded_bytes", Unit::Bytes, "encoded_bytes").doc("size of the IPC stream"))
+            .metric(
+                Metric::rate("mb_per_s", Unit::MegabytesPerSec, "input_bytes")
+                    .doc("uncompressed IPC bytes of the batch (same for every codec) per second"),
+            )
+            .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows_in"))
+            .invariant(Invariant::equal("rows_out", "rows_in"))
+    }
+
+    fn setup(params: Params, _ctx: &SetupContext) -> Result<Self, RigError> {
+        let rows = usize::try_from(params.rows).map_err(|_| RigError::invalid_params("rows must be positive"))?;
+        let written = trace_batch::build(rows)?;
+        // The throughput denominator is the uncompressed stream, so every codec is credited the same work.
+        let input_bytes = encode(&written, Compression::None)?.len();
+        Ok(Wal { written, compression: params.compression, read_back: None, encoded_bytes: 0, input_bytes })
+    }
+
+    fn iterate(&mut self) -> Result<(), RigError> {
+        let bytes = encode(&self.written, self.compression)?;
+        self.encoded_bytes = bytes.len();
+        self.read_back = Some(decode(&bytes)?);
+        Ok(())
+    }
+
+    fn teardown(self) -> Result<Outcome, RigError> {
+        let read_back = self.read_back.ok_or_else(|| RigError::verification("no round trip was run"))?;
+        if read_back != self.written {
+            return Err(RigError::verification("the batch read back differs from the batch written"));
+        }
+        Ok(Outcome::new()
+            .counter("rows_in", self.written.num_rows() as u64)
+            .counter("rows_out", read_back.num_rows() as u64)
+            .counter("encoded_bytes", self.encoded_bytes as u64)
+            .counter("input_bytes", self.input_bytes as u64))
+    }
+}
+
+/// Writes `batch` as a one-batch IPC stream into a new buffer.
+pub fn encode(batch: &RecordBatch, compression: Compression) -> Result<Vec<u8>, ArrowError> {
+    let options = IpcWriteOptions::default().try_with_compression(compression.ipc())?;
+    let mut writer = StreamWriter::try_new_with_options(Vec::new(), batch.schema_ref(), options)?;
+    writer.write(batch)?;
+    writer.into_inner()
+}
+
+/// Reads the first batch of an IPC stream.
+pub fn decode(bytes: &[u8]) -> Result<RecordBatch, RigError> {
+    let mut reader = StreamReader::try_new(Cursor::new(bytes), None)?;
+    reader.next().ok_or_else(|| RigError::verification("the IPC stream holds no batch"))?.map_err(Into::into)
+}
+
+benchhost_plugin_api::export_rigs![Wal];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchhost_plugin_api::testing;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_preserves_the_batch_for_every_codec() {
+        for codec in ["none", "lz4", "zstd"] {
+            let report = testing::run::<Wal>(json!({"compression": codec, "rows": 1000}), 3).unwrap();
+            assert_eq!(report.outcome.counters["rows_out"], 1000, "{codec}");
+        }
+    }
+
+    #[test]
+    fn compression_shrinks_the_stream() {
+        let size = |codec| testing::run::<Wal>(json!({ "compression": codec }), 1).unwrap().outcome.counters["encoded_bytes"];
+        let (none, zstd) = (size("none"), size("zstd"));
+        assert!(zstd * 2 < none, "zstd {zstd} vs none {none}");
+    }
+
+    #[test]
+    fn a_corrupted_stream_is_an_error_not_a_batch() {
+        let batch = trace_batch::build(10).unwrap();
+        let mut bytes = encode(&batch, Compression::Zstd).unwrap();
+        let len = bytes.len();
+        bytes.truncate(len / 2);
+        assert!(decode(&bytes).is_err());
+    }
+}

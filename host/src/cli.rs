@@ -1,0 +1,185 @@
+//! The command line: parsing with clap, and one function per subcommand.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, parse_duration};
+use crate::loader::Loader;
+use crate::matrix::{self, Overrides};
+use crate::record::Kind;
+use crate::runner::{self, ChildExecutor};
+use crate::{provenance, reader, report};
+
+/// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
+/// versioned JSON-lines record per cell to a results stream.
+#[derive(Debug, Parser)]
+#[command(name = "benchhost", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the plugins found, their rigs and parameters, and the libraries that did not load.
+    List(PluginDirs),
+    /// Run the matrix of rigs.toml (or the rigs named with --plugin), one child process per cell.
+    Run(RunArgs),
+    /// Print the cells a run would execute, without running them.
+    Plan(MatrixArgs),
+    /// Print the records of one or more results files as a table.
+    Show {
+        /// Results files (JSON lines, schema 1).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Internal: the per-cell child process.
+    #[command(name = "__child", hide = true)]
+    Child,
+}
+
+#[derive(Debug, Args)]
+struct PluginDirs {
+    /// Look for plugins in DIR first (repeatable); then BENCHHOST_PLUGIN_PATH, then next to the executable.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct MatrixArgs {
+    #[command(flatten)]
+    dirs: PluginDirs,
+    /// The matrix file [default: rigs.toml, if present].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Run only this rig (repeatable); a rig absent from the file runs with its defaults.
+    #[arg(long = "plugin", value_name = "RIG")]
+    rigs: Vec<String>,
+    /// Override a parameter for every selected rig that has it (repeatable), e.g. --set rows=10000.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, String)>,
+    /// A smoke run: at most 100 ms warm-up, 300 ms of samples, 10 samples, 2 repetitions.
+    #[arg(long)]
+    quick: bool,
+    /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    deadline: Option<Duration>,
+    /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
+    #[arg(long, value_name = "N")]
+    max_cells: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    matrix: MatrixArgs,
+    /// Append records to FILE.
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    out: PathBuf,
+}
+
+fn parse_set(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.trim().to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{text}`")),
+    }
+}
+
+/// Runs the parsed command line; the exit code is 1 when a cell failed.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::List(dirs) => {
+            let loader = discover(&dirs)?;
+            print(&report::plugin_list(&loader))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => run_matrix(args),
+        Command::Plan(args) => {
+            let (_, cells) = resolve(&args)?;
+            for cell in &cells {
+                print(&format!("{:>4}  {}\n", cell.index, runner::label(cell)))?;
+            }
+            print(&format!("{} cells\n", cells.len()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show { files } => show(&files),
+        Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
+    }
+}
+
+fn run_matrix(args: RunArgs) -> Result<ExitCode> {
+    let (loader, cells) = resolve(&args.matrix)?;
+    let run_info = provenance::current();
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    let mut sink = crate::sink::Sink::open(&args.out)?;
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
+    let records = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir)?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!("{}\n", report::records_table(&refs)))?;
+    let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
+    print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
+        None => Config::empty(),
+    };
+    if config.rigs.is_empty() && args.rigs.is_empty() {
+        bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
+    }
+    let loader = discover(&args.dirs)?;
+    let overrides = Overrides {
+        rigs: args.rigs.clone(),
+        sets: args.sets.clone(),
+        quick: args.quick,
+        deadline: args.deadline,
+        max_cells: args.max_cells,
+    };
+    let cells = matrix::expand(&config, &loader, &overrides)?;
+    Ok((loader, cells))
+}
+
+fn discover(dirs: &PluginDirs) -> Result<Loader> {
+    let exe = current_exe()?;
+    let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
+    let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
+    let loader = Loader::discover(&search, &exe);
+    for rejected in &loader.rejected {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    Ok(loader)
+}
+
+fn show(files: &[PathBuf]) -> Result<ExitCode> {
+    let mut streams = Vec::new();
+    for file in files {
+        let stream = reader::read(file)?;
+        for problem in &stream.problems {
+            eprintln!("warning: {problem}");
+        }
+        streams.push(stream);
+    }
+    let records: Vec<_> = streams.iter().flat_map(|s| s.records.iter().map(|(_, r)| r)).collect();
+    print(&format!("{}\n", report::records_table(&records)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn current_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("finding the benchhost executable (children re-execute it)")
+}
+
+/// Writes to stdout, returning broken pipes as errors for `main` to treat as a normal end.
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! `rigs.toml`: the matrix file, parsed with spans so every error can point at file, line and column.
+//! Validation against the rigs' descriptors lives in `matrix`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A parsed `rigs.toml`, not yet validated against any descriptor.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its text, for turning spans into line and column.
+    pub text: String,
+    /// `[defaults]`.
+    pub defaults: Settings,
+    /// `[rig.NAME]` tables in file order.
+    pub rigs: IndexMap<Spanned<String>, RigEntry>,
+}
+
+/// Measurement settings, in `[defaults]` and overridable per rig.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Warm-up time, e.g. `"1s"`.
+    pub warmup: Option<Spanned<String>>,
+    /// Total sampling time of an iterations-style cell, spread over `samples`.
+    pub measurement: Option<Spanned<String>>,
+    /// Samples per iterations-style cell.
+    pub samples: Option<Spanned<u32>>,
+    /// Runs per run-style cell.
+    pub repetitions: Option<Spanned<u32>>,
+    /// Per-cell deadline, after which the child is killed.
+    pub deadline: Option<Spanned<String>>,
+    /// Largest matrix accepted (defaults only).
+    pub max_cells: Option<Spanned<u64>>,
+}
+
+/// One `[rig.NAME]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigEntry {
+    /// Fixed parameters.
+    #[serde(default)]
+    pub params: IndexMap<Spanned<String>, Spanned<toml::Value>>,
+    /// Axes: parameter → list of values; the cells are their cartesian product.
+    #[serde(default)]
+    pub matrix: IndexMap<Spanned<String>, Spanned<toml::Value>>,
+    /// Partial assignments of axes to skip.
+    #[serde(default)]
+    pub exclude: Vec<Spanned<IndexMap<Spanned<String>, Spanned<toml::Value>>>>,
+    /// Settings for this rig's cells.
+    pub warmup: Option<Spanned<String>>,
+    /// See [`Settings::measurement`].
+    pub measurement: Option<Spanned<String>>,
+    /// See [`Settings::samples`].
+    pub samples: Option<Spanned<u32>>,
+    /// See [`Settings::repetitions`].
+    pub repetitions: Option<Spanned<u32>>,
+    /// See [`Settings::deadline`].
+    pub deadline: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    defaults: Settings,
+    #[serde(default)]
+    rig: IndexMap<Spanned<String>, RigEntry>,
+}
+
+/// An error in a config file, pointing at the spot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// `path:line:column`, or just the path.
+    pub location: String,
+    /// What is wrong, in one line.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        Ok(Config::parse(path, text)?)
+    }
+
+    /// Parses `text`; `path` names it in errors.
+    pub fn parse(path: &Path, text: String) -> Result<Config, ConfigError> {
+        let file: File = toml::from_str(&text).map_err(|e| {
+            let location = match e.span() {
+                Some(span) => location(path, &text, span.start),
+                None => path.display().to_string(),
+            };
+            // toml's message is several lines with a source excerpt; the first line says it all.
+            let message = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+            ConfigError { location, message }
+        })?;
+        Ok(Config { path: path.to_owned(), text, defaults: file.defaults, rigs: file.rig })
+    }
+
+    /// A config with no file behind it (no `rigs.toml`; rigs run with their defaults).
+    pub fn empty() -> Config {
+        Config { path: PathBuf::from("rigs.toml"), text: String::new(), defaults: Settings::default(), rigs: IndexMap::new() }
+    }
+
+    /// An error at byte `offset` of the file.
+    pub fn error_at(&self, offset: usize, message: impl Into<String>) -> ConfigError {
+        ConfigError { location: location(&self.path, &self.text, offset), message: message.into() }
+    }
+}
+
+fn location(path: &Path, text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{}:{line}:{column}", path.display())
+}
+
+/// Parses `"1s"`, `"500ms"`, `"2m"`, `"1.5s"`, `"250us"`, `"100ns"`, `"1h"`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a duration (try \"500ms\" or \"2s\")"))?;
+    let seconds = match unit.trim() {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => return Err(format!("unknown duration unit `{other}` in `{text}` (use ns, us, ms, s, m or h)")),
+    };
+    Ok(Duration::from_secs_f64(value * seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown duration unit"));
+        assert!(parse_duration("fast").unwrap_err().contains("not a duration"));
+    }
+
+    #[test]
+    fn syntax_errors_point_at_line_and_column() {
+        let err = Config::parse(Path::new("rigs.toml"), "[rig.wal]\nparams = { rows = }\n".into()).unwrap_err();
+        assert!(err.location.starts_with("rigs.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_their_position() {
+        let err = Config::parse(Path::new("r.toml"), "[rig.wal]\nparmas = {}\n".into()).unwrap_err();
+        assert_eq!(err.location, "r.toml:2:1");
+        assert!(err.message.contains("unknown field `parmas`"), "{err}");
+    }
+
+    #[test]
+    fn rigs_keep_file_order() {
+        let text = "[rig.zeta]\n[rig.alpha]\n[rig.mid]\n".to_string();
+        let config = Config::parse(Path::new("r.toml"), text).unwrap();
+        let names: Vec<&str> = config.rigs.keys().map(|k| k.get_ref().as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+    }
+}

@@ -1,0 +1,227 @@
+//! Turns what a child did into a record: a `measurement` when the cell completed and every check held, a
+//! `failure` with its cause and the salvaged samples otherwise. Pure: tests feed it hand-made runs.
+
+use std::collections::BTreeMap;
+
+use benchhost_plugin_api::abi::PluginInfo;
+use benchhost_plugin_api::{Descriptor, ErrorKind, Source, Style, Unit, check_invariants};
+
+use crate::executor::{ChildRun, End, signal_name};
+use crate::matrix::Cell;
+use crate::protocol::{Message, Phase};
+use crate::record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo, SCHEMA};
+use crate::stats::{self, Summary};
+
+/// Builds the record of one cell.
+pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &RunInfo, log: Option<String>) -> Record {
+    let seen = Seen::of(&child.messages);
+    let mut record = Record {
+        schema: SCHEMA,
+        bench: cell.rig.clone(),
+        kind: Kind::Measurement,
+        run: RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() },
+        variant: cell.params.clone(),
+        metrics: BTreeMap::new(),
+        note: None,
+        plugin: seen.plugin.map(|p| PluginRef {
+            name: p.name.clone(),
+            version: p.version.clone(),
+            api: p.api_version.clone(),
+            profile: Some(p.build.profile.clone()),
+        }),
+        cell: Some(cell_info(cell, child, &seen)),
+        checks: vec![],
+        failure: None,
+    };
+    if let Some(profile) = seen.plugin.map(|p| &p.build.profile) {
+        record.run.profile = profile.clone();
+    }
+    let failure = match ended_badly(child, &seen) {
+        Some(failure) => Some(failure),
+        None => {
+            record.checks = checks(descriptor, &seen);
+            match record.checks.iter().find(|c| !c.ok) {
+                Some(broken) => Some(failure_of("invariant", None, broken.detail.clone().unwrap_or_default())),
+                None => metrics(descriptor, &seen, &mut record).err().map(|m| failure_of("metrics", None, m)),
+            }
+        }
+    };
+    if let Some(mut failure) = failure {
+        failure.stderr_tail = child.stderr_tail.clone();
+        failure.log = log;
+        failure.salvaged = salvaged(&child.messages);
+        record.kind = Kind::Failure;
+        record.metrics.clear();
+        record.failure = Some(failure);
+    }
+    record
+}
+
+/// What the messages said, gathered.
+struct Seen<'a> {
+    plugin: Option<&'a PluginInfo>,
+    phase: Option<Phase>,
+    warmup: (u64, u64),
+    samples: Vec<(u64, u64)>,
+    observations: Vec<(&'a BTreeMap<String, f64>, &'a BTreeMap<String, u64>)>,
+    outcome: Option<&'a BTreeMap<String, u64>>,
+    error: Option<(Phase, ErrorKind, &'a str)>,
+    done: bool,
+}
+
+impl<'a> Seen<'a> {
+    fn of(messages: &'a [Message]) -> Seen<'a> {
+        let mut seen = Seen { plugin: None, phase: None, warmup: (0, 0), samples: vec![], observations: vec![], outcome: None, error: None, done: false };
+        for message in messages {
+            match message {
+                Message::Plugin { info } => seen.plugin = Some(info),
+                Message::Phase { phase } => seen.phase = Some(*phase),
+                Message::Warmup { iterations, ns } => seen.warmup = (*iterations, *ns),
+                Message::Sample { iterations, ns } => seen.samples.push((*iterations, *ns)),
+                Message::Observation { metrics, counters } => seen.observations.push((metrics, counters)),
+                Message::Outcome { counters } => seen.outcome = Some(counters),
+                Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
+                Message::Done => seen.done = true,
+                Message::Hello { .. } | Message::Rejected { .. } => {}
+            }
+        }
+        seen
+    }
+
+    fn phase_name(&self) -> Option<String> {
+        self.phase.map(|p| serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+    }
+}
+
+fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
+    let phase = seen.phase_name();
+    if let Some((phase, kind, message)) = seen.error {
+        let phase = serde_json::to_value(phase).ok().and_then(|v| v.as_str().map(str::to_owned));
+        let cause = match kind {
+            ErrorKind::Panic => "panic",
+            ErrorKind::Verification => "verification",
+            _ => "rig_error",
+        };
+        return Some(failure_of(cause, phase, message.to_string()));
+    }
+    let where_ = phase.as_deref().map(|p| format!(" during {p}")).unwrap_or_default();
+    match &child.end {
+        End::Deadline => Some(failure_of("deadline", phase.clone(), format!("deadline of the cell exceeded{where_}; the child was killed"))),
+        End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
+        End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        End::Signaled(signal) => {
+            let mut f = failure_of("signal", phase.clone(), format!("killed by {}{where_}", signal_name(*signal)));
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
+        End::Exited(code) if *code != 0 => {
+            let mut f = failure_of("exit", phase.clone(), format!("the child exited with code {code}{where_}"));
+            f.exit_code = Some(*code);
+            Some(f)
+        }
+        // A clean exit code is not success: the child must have said `done` after an outcome.
+        End::Exited(_) if !seen.done => Some(failure_of("protocol", phase, format!("the child exited{where_} without finishing the cell"))),
+        End::Exited(_) if seen.outcome.is_none() => Some(failure_of("protocol", phase, "the child finished without a teardown outcome".into())),
+        End::Exited(_) => None,
+    }
+}
+
+fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
+    Failure { cause: cause.into(), phase, message, signal: None, exit_code: None, stderr_tail: vec![], log: None, salvaged: vec![] }
+}
+
+fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
+    let outcome = seen.outcome.cloned().unwrap_or_default();
+    let mut sets = vec![&outcome];
+    sets.extend(seen.observations.iter().map(|(_, c)| *c));
+    descriptor
+        .invariants
+        .iter()
+        .map(|inv| match check_invariants(std::slice::from_ref(inv), &sets) {
+            Ok(()) => Check { invariant: inv.to_string(), ok: true, detail: None },
+            Err(violations) => Check { invariant: inv.to_string(), ok: false, detail: Some(violations.join("; ")) },
+        })
+        .collect()
+}
+
+fn metrics(descriptor: &Descriptor, seen: &Seen<'_>, record: &mut Record) -> Result<(), String> {
+    let outcome = seen.outcome.cloned().unwrap_or_default();
+    let counter = |name: &str, metric: &str| {
+        outcome.get(name).copied().ok_or_else(|| format!("metric `{metric}` needs counter `{name}`, which the outcome lacks"))
+    };
+    let times: Vec<f64> = seen.samples.iter().map(|&(n, ns)| ns as f64 / n.max(1) as f64).collect();
+    let mut stats = BTreeMap::new();
+    for metric in &descriptor.metrics {
+        let (unit, hib) = (metric.unit.as_str().to_string(), metric.higher_is_better);
+        let value = match (&metric.source, descriptor.style) {
+            (Source::IterTime, Style::Iterations) => {
+                let summary = Summary::of(&times).ok_or("no samples were taken")?;
+                stats.insert(metric.name.clone(), summary);
+                let n = Some(times.len() as u64);
+                MetricValue { value: summary.median, unit, higher_is_better: hib, ci95: stats::median_ci95(&times), n }
+            }
+            (Source::Rate { counter: c }, Style::Iterations) => {
+                let per_iteration = counter(c, &metric.name)? as f64;
+                let scale = per_iteration * per_second(metric.unit);
+                let rates: Vec<f64> = times.iter().map(|t| scale / t).collect();
+                let summary = Summary::of(&rates).ok_or("no samples were taken")?;
+                stats.insert(metric.name.clone(), summary);
+                let median_time = Summary::of(&times).map(|s| s.median).unwrap_or(f64::NAN);
+                // The rate's CI is the time's CI inverted, so the two metrics never disagree.
+                let ci95 = stats::median_ci95(&times).map(|[lo, hi]| [scale / hi, scale / lo]);
+                MetricValue { value: scale / median_time, unit, higher_is_better: hib, ci95, n: Some(times.len() as u64) }
+            }
+            (Source::Counter { counter: c }, _) => {
+                MetricValue { value: counter(c, &metric.name)? as f64, unit, higher_is_better: hib, ci95: None, n: None }
+            }
+            (Source::Observed, Style::Run) => {
+                let values: Vec<f64> = seen.observations.iter().filter_map(|(m, _)| m.get(&metric.name).copied()).collect();
+                // Absent is not zero: a metric no repetition measured is left out of the record.
+                let Some(summary) = Summary::of(&values) else { continue };
+                stats.insert(metric.name.clone(), summary);
+                let n = Some(values.len() as u64);
+                MetricValue { value: summary.mean, unit, higher_is_better: hib, ci95: stats::mean_ci95(&values), n }
+            }
+            (source, style) => return Err(format!("metric `{}` comes from {source:?}, which a {style:?} rig cannot provide", metric.name)),
+        };
+        record.metrics.insert(metric.name.clone(), value);
+    }
+    if let Some(info) = record.cell.as_mut() {
+        info.stats = stats;
+    }
+    Ok(())
+}
+
+/// Units per second of a rate metric whose counter gives units per iteration and time is in ns.
+fn per_second(unit: Unit) -> f64 {
+    match unit {
+        Unit::MegabytesPerSec => 1e9 / 1e6,
+        _ => 1e9,
+    }
+}
+
+fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
+    let samples = seen.samples.len().max(seen.observations.len()) as u64;
+    CellInfo {
+        index: cell.index,
+        warmup_ns: seen.warmup.1,
+        warmup_iterations: seen.warmup.0,
+        samples,
+        iterations_per_sample: seen.samples.first().map(|&(n, _)| n),
+        wall_ms: child.wall.as_millis() as u64,
+        peak_rss_kib: child.peak_rss_kib,
+        stats: BTreeMap::new(),
+    }
+}
+
+fn salvaged(messages: &[Message]) -> Vec<serde_json::Value> {
+    messages
+        .iter()
+        .filter(|m| matches!(m, Message::Sample { .. } | Message::Observation { .. }))
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "evaluate_tests.rs"]
+mod tests;

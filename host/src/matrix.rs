@@ -1,0 +1,317 @@
+//! Turns `rigs.toml` plus the command line into cells, validating everything against the rigs' descriptors
+//! before a single cell runs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use benchhost_plugin_api::{Descriptor, Param, ParamType};
+use indexmap::IndexMap;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::config::{Config, ConfigError, RigEntry, Settings, parse_duration};
+use crate::protocol::Plan;
+
+/// One point of the matrix: one rig, one full set of parameter values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// Position in the run, from 0.
+    pub index: usize,
+    /// Rig name.
+    pub rig: String,
+    /// Every declared parameter with its value, sorted by name (the record's `variant`).
+    pub params: BTreeMap<String, Value>,
+    /// How much to measure.
+    pub plan: Plan,
+    /// When to give up on the child.
+    pub deadline: Duration,
+}
+
+/// What the command line adds to the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--plugin NAME`: only these rigs, in this order.
+    pub rigs: Vec<String>,
+    /// `--set key=value`, in order.
+    pub sets: Vec<(String, String)>,
+    /// `--quick`: short warm-up and few samples.
+    pub quick: bool,
+    /// `--deadline`.
+    pub deadline: Option<Duration>,
+    /// `--max-cells`.
+    pub max_cells: Option<u64>,
+}
+
+/// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.
+pub trait Catalog {
+    /// The descriptor of a loaded rig.
+    fn descriptor(&self, rig: &str) -> Option<&Descriptor>;
+    /// Every loaded or known rig name (for suggestions).
+    fn names(&self) -> Vec<String>;
+    /// For a rig that exists in the source tree but whose plugin was not found: how to build it.
+    fn build_hint(&self, rig: &str) -> Option<String>;
+}
+
+const DEFAULT_MAX_CELLS: u64 = 10_000;
+
+/// Expands the selected rigs of `config` into cells.
+pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> Result<Vec<Cell>, ConfigError> {
+    let sets = parse_sets(&overrides.sets, config)?;
+    let selected = select(config, catalog, overrides)?;
+    check_sets_apply(&sets, &selected, config)?;
+    let max_cells = match (&overrides.max_cells, &config.defaults.max_cells) {
+        (Some(cli), _) => *cli,
+        (None, Some(file)) => *file.get_ref(),
+        (None, None) => DEFAULT_MAX_CELLS,
+    };
+    let mut cells = Vec::new();
+    for (rig, entry, descriptor) in selected {
+        let points = points(config, &rig, entry, descriptor, &sets)?;
+        if (cells.len() + points.len()) as u64 > max_cells {
+            return Err(config.error_at(
+                0,
+                format!("the matrix has over {max_cells} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`", points.len()),
+            ));
+        }
+        let (plan, deadline) = settings(config, entry, overrides)?;
+        for params in points {
+            cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline });
+        }
+    }
+    Ok(cells)
+}
+
+type Selected<'a> = Vec<(String, Option<&'a RigEntry>, &'a Descriptor)>;
+
+fn select<'a>(config: &'a Config, catalog: &'a dyn Catalog, overrides: &Overrides) -> Result<Selected<'a>, ConfigError> {
+    let whole_file = || config.rigs.iter().map(|(k, e)| (k.get_ref().clone(), Some(k.span().start), Some(e))).collect();
+    let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if overrides.rigs.is_empty() {
+        whole_file()
+    } else {
+        overrides.rigs.iter().map(|name| {
+            let found = config.rigs.get_key_value(name.as_str());
+            (name.clone(), found.map(|(k, _)| k.span().start), found.map(|(_, e)| e))
+        }).collect()
+    };
+    let mut selected = Vec::new();
+    for (name, offset, entry) in wanted {
+        let Some(descriptor) = catalog.descriptor(&name) else {
+            let message = match catalog.build_hint(&name) {
+                Some(hint) => format!("rig `{name}` is not built; build it with `{hint}`"),
+                None => format!("unknown rig `{name}`{}", suggest(&name, catalog.names())),
+            };
+            return Err(match offset {
+                Some(offset) => config.error_at(offset, message),
+                None => ConfigError { location: "--plugin".into(), message },
+            });
+        };
+        selected.push((name, entry, descriptor));
+    }
+    Ok(selected)
+}
+
+/// All parameter assignments of one rig: defaults, then fixed params, then axes, then `--set`.
+fn points(
+    config: &Config,
+    rig: &str,
+    entry: Option<&RigEntry>,
+    descriptor: &Descriptor,
+    sets: &[(String, toml::Value)],
+) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
+    let mut base: BTreeMap<String, Value> = descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
+    let mut axes: IndexMap<String, Vec<Value>> = IndexMap::new();
+    let empty = RigEntry::default();
+    let entry = entry.unwrap_or(&empty);
+    for (key, value) in &entry.params {
+        let param = param(config, rig, descriptor, key)?;
+        if entry.matrix.contains_key(key.get_ref().as_str()) {
+            return Err(config.error_at(key.span().start, format!("`{}` of rig `{rig}` is both a fixed parameter and a matrix axis", key.get_ref())));
+        }
+        base.insert(param.name.clone(), check(config, rig, param, value)?);
+    }
+    for (key, values) in &entry.matrix {
+        let param = param(config, rig, descriptor, key)?;
+        let toml::Value::Array(list) = values.get_ref() else {
+            return Err(config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` must be a list of values", param.name)));
+        };
+        if list.is_empty() {
+            return Err(config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` has no values", param.name)));
+        }
+        let spanned = |v: &toml::Value| Spanned::new(values.span(), v.clone());
+        let checked = list.iter().map(|v| check(config, rig, param, &spanned(v))).collect::<Result<_, _>>()?;
+        axes.insert(param.name.clone(), checked);
+    }
+    let excludes = excludes(config, rig, descriptor, entry, &axes)?;
+    for (key, value) in sets {
+        if let Some(param) = descriptor.params.iter().find(|p| &p.name == key) {
+            let value = check(config, rig, param, &Spanned::new(0..0, value.clone()))
+                .map_err(|e| ConfigError { location: "--set".into(), message: e.message })?;
+            axes.shift_remove(key);
+            base.insert(key.clone(), value);
+        }
+    }
+    let mut points = vec![base];
+    for (name, values) in &axes {
+        points = points.into_iter().flat_map(|p| values.iter().map(move |v| {
+            let mut p = p.clone();
+            p.insert(name.clone(), v.clone());
+            p
+        })).collect();
+    }
+    points.retain(|p| !excludes.iter().any(|ex| ex.iter().all(|(k, v)| p.get(k) == Some(v))));
+    points.dedup();
+    Ok(points)
+}
+
+fn excludes(
+    config: &Config,
+    rig: &str,
+    descriptor: &Descriptor,
+    entry: &RigEntry,
+    axes: &IndexMap<String, Vec<Value>>,
+) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
+    let mut out = Vec::new();
+    for table in &entry.exclude {
+        let mut assignment = BTreeMap::new();
+        for (key, value) in table.get_ref() {
+            let param = param(config, rig, descriptor, key)?;
+            if !axes.contains_key(&param.name) {
+                let axes: Vec<&str> = axes.keys().map(String::as_str).collect();
+                return Err(config.error_at(key.span().start, format!("`exclude` names `{}`, which is not a matrix axis of rig `{rig}` (axes: {})", param.name, axes.join(", "))));
+            }
+            assignment.insert(param.name.clone(), check(config, rig, param, value)?);
+        }
+        out.push(assignment);
+    }
+    Ok(out)
+}
+
+fn param<'d>(config: &Config, rig: &str, descriptor: &'d Descriptor, key: &Spanned<String>) -> Result<&'d Param, ConfigError> {
+    descriptor.params.iter().find(|p| &p.name == key.get_ref()).ok_or_else(|| {
+        let names = descriptor.params.iter().map(|p| p.name.clone()).collect();
+        config.error_at(key.span().start, format!("unknown parameter `{}` for rig `{rig}`{}", key.get_ref(), suggest(key.get_ref(), names)))
+    })
+}
+
+/// Checks one value against its parameter and returns it as JSON.
+fn check(config: &Config, rig: &str, param: &Param, value: &Spanned<toml::Value>) -> Result<Value, ConfigError> {
+    check_value(rig, param, value.get_ref()).map_err(|message| config.error_at(value.span().start, message))
+}
+
+/// Type, allowed set and range of one value; the error is one line naming the rig and the parameter.
+pub fn check_value(rig: &str, param: &Param, value: &toml::Value) -> Result<Value, String> {
+    let name = &param.name;
+    let json = match (param.ty, value) {
+        (ParamType::Int, toml::Value::Integer(i)) => Value::from(*i),
+        (ParamType::Float, toml::Value::Integer(i)) => Value::from(*i as f64),
+        (ParamType::Float, toml::Value::Float(f)) => Value::from(*f),
+        (ParamType::Bool, toml::Value::Boolean(b)) => Value::from(*b),
+        (ParamType::String, toml::Value::String(s)) => Value::from(s.as_str()),
+        (ty, other) => {
+            return Err(format!("parameter `{name}` of rig `{rig}` takes {}, not {} `{other}`", article(ty), other.type_str()));
+        }
+    };
+    if let Some(allowed) = &param.allowed
+        && !allowed.contains(&json)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        let texts = allowed.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+        let hint = json.as_str().map(|s| suggest(s, texts)).unwrap_or_default();
+        return Err(format!("`{name} = {json}` is not allowed for rig `{rig}` (allowed: {}){hint}", list.join(", ")));
+    }
+    if let Some(x) = json.as_f64() {
+        let (min, max) = (param.min.unwrap_or(f64::NEG_INFINITY), param.max.unwrap_or(f64::INFINITY));
+        if x < min || x > max {
+            return Err(format!("`{name} = {json}` is out of range for rig `{rig}` ({} ..= {})", fmt_bound(min), fmt_bound(max)));
+        }
+    }
+    Ok(json)
+}
+
+fn article(ty: ParamType) -> &'static str {
+    match ty {
+        ParamType::Int => "an integer",
+        ParamType::Float => "a number",
+        ParamType::Bool => "a boolean",
+        ParamType::String => "a string",
+    }
+}
+
+fn fmt_bound(x: f64) -> String {
+    if x.is_infinite() { "∞".into() } else { x.to_string() }
+}
+
+fn parse_sets(sets: &[(String, String)], _config: &Config) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+    sets.iter()
+        .map(|(key, text)| {
+            // `--set rows=10000` is an integer and `--set compression=lz4` a string: parse as TOML, else text.
+            let value = toml::from_str::<toml::Table>(&format!("v = {text}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(text.clone()));
+            Ok((key.clone(), value))
+        })
+        .collect()
+}
+
+fn check_sets_apply(sets: &[(String, toml::Value)], selected: &Selected<'_>, _config: &Config) -> Result<(), ConfigError> {
+    for (key, _) in sets {
+        if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| &p.name == key)) {
+            let names = selected.iter().flat_map(|(_, _, d)| d.params.iter().map(|p| p.name.clone())).collect();
+            let rigs: Vec<&str> = selected.iter().map(|(r, _, _)| r.as_str()).collect();
+            return Err(ConfigError {
+                location: "--set".into(),
+                message: format!("no selected rig ({}) has a parameter `{key}`{}", rigs.join(", "), suggest(key, names)),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn settings(config: &Config, entry: Option<&RigEntry>, overrides: &Overrides) -> Result<(Plan, Duration), ConfigError> {
+    let d: &Settings = &config.defaults;
+    let e = entry.cloned().unwrap_or_default();
+    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig.as_ref().or(file.as_ref()) {
+        Some(s) => parse_duration(s.get_ref()).map_err(|m| config.error_at(s.span().start, m)),
+        None => Ok(default),
+    };
+    let count = |rig: &Option<Spanned<u32>>, file: &Option<Spanned<u32>>, default: u32| -> Result<u32, ConfigError> {
+        match rig.as_ref().or(file.as_ref()) {
+            Some(s) if *s.get_ref() == 0 => Err(config.error_at(s.span().start, "must be at least 1")),
+            Some(s) => Ok(*s.get_ref()),
+            None => Ok(default),
+        }
+    };
+    let mut warmup = duration(&e.warmup, &d.warmup, Duration::from_secs(1))?;
+    let mut measurement = duration(&e.measurement, &d.measurement, Duration::from_secs(3))?;
+    let mut samples = count(&e.samples, &d.samples, 30)?;
+    let mut repetitions = count(&e.repetitions, &d.repetitions, 5)?;
+    let mut deadline = duration(&e.deadline, &d.deadline, Duration::from_secs(600))?;
+    if overrides.quick {
+        warmup = warmup.min(Duration::from_millis(100));
+        measurement = measurement.min(Duration::from_millis(300));
+        samples = samples.min(10);
+        repetitions = repetitions.min(2);
+    }
+    if let Some(cli) = overrides.deadline {
+        deadline = cli;
+    }
+    let plan = Plan {
+        warmup_ns: warmup.as_nanos() as u64,
+        samples,
+        sample_ns: (measurement.as_nanos() / u128::from(samples)) as u64,
+        repetitions,
+    };
+    Ok((plan, deadline))
+}
+
+/// `" (did you mean `x`?)"` when one candidate is close to `name`, else empty.
+pub fn suggest(name: &str, candidates: Vec<String>) -> String {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(name, &c), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,136 @@
+//! Text for people: the table after a run, `benchhost show`, `benchhost list`. Formats only; measures nothing.
+
+use std::fmt::Write;
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde_json::Value;
+
+use crate::loader::Loader;
+use crate::record::{Kind, MetricValue, Record};
+
+/// One row per record: bench, variant, result.
+pub fn records_table(records: &[&Record]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    table.set_header(["#", "bench", "variant", "result"]);
+    for (i, record) in records.iter().enumerate() {
+        let variant: Vec<String> = record.variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+        table.add_row([(i + 1).to_string(), record.bench.clone(), variant.join(" "), result(record)]);
+    }
+    table.to_string()
+}
+
+fn result(record: &Record) -> String {
+    match record.kind {
+        Kind::Failure => {
+            let f = record.failure.as_ref();
+            let cause = f.map_or("unknown", |f| f.cause.as_str());
+            format!("FAILED ({cause}): {}", f.map_or("", |f| f.message.as_str()))
+        }
+        Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
+        Kind::Measurement => {
+            let metrics: Vec<String> = record.metrics.iter().map(|(name, m)| format!("{name} {}", metric(m))).collect();
+            metrics.join("\n")
+        }
+    }
+}
+
+/// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it.
+pub fn metric(m: &MetricValue) -> String {
+    let value = quantity(m.value, &m.unit);
+    match m.ci95 {
+        Some([lo, hi]) if m.value != 0.0 => format!("{value} ±{:.1}%", (hi - lo) / 2.0 / m.value.abs() * 100.0),
+        _ => value,
+    }
+}
+
+/// A value with its unit; times are scaled to ns, µs, ms or s.
+pub fn quantity(value: f64, unit: &str) -> String {
+    let time = |ns: f64| match ns.abs() {
+        x if x < 1e3 => format!("{} ns", sig(ns)),
+        x if x < 1e6 => format!("{} µs", sig(ns / 1e3)),
+        x if x < 1e9 => format!("{} ms", sig(ns / 1e6)),
+        _ => format!("{} s", sig(ns / 1e9)),
+    };
+    match unit {
+        "ns" => time(value),
+        "us" => time(value * 1e3),
+        "ms" => time(value * 1e6),
+        "s" => time(value * 1e9),
+        _ => format!("{} {unit}", sig(value)),
+    }
+}
+
+/// Four significant digits, no exponent, no trailing zeros after an integer part of four digits or more.
+fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return x.to_string();
+    }
+    let digits = x.abs().log10().floor() as i32 + 1;
+    let decimals = (4 - digits).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A JSON scalar without quotes.
+pub fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `benchhost list`: plugins, their rigs and parameters, and the files that did not load.
+pub fn plugin_list(loader: &Loader) -> String {
+    let mut out = String::new();
+    if loader.plugins.is_empty() {
+        out.push_str("no plugins found\n");
+    }
+    let shadowed = loader.shadowed();
+    for plugin in &loader.plugins {
+        let info = &plugin.info;
+        let note = if shadowed.iter().any(|p| std::ptr::eq(*p, plugin)) { " (shadowed by an earlier plugin)" } else { "" };
+        let _ = writeln!(out, "{} {} (plugin-api {}, {}) {}{note}", info.name, info.version, info.api_version, info.build.profile, plugin.path.display());
+        for rig in &info.rigs {
+            let style = serde_json::to_value(rig.style).map(|v| plain(&v)).unwrap_or_default();
+            let _ = writeln!(out, "  {} [{style}]: {}", rig.name, rig.doc);
+            for p in &rig.params {
+                let ty = serde_json::to_value(p.ty).map(|v| plain(&v)).unwrap_or_default();
+                let mut constraint = String::new();
+                if let Some(allowed) = &p.allowed {
+                    let values: Vec<String> = allowed.iter().map(plain).collect();
+                    constraint = format!(" one of {}", values.join("|"));
+                } else if let (Some(min), Some(max)) = (p.min, p.max) {
+                    constraint = format!(" in {min}..={max}");
+                }
+                let doc = if p.doc.is_empty() { String::new() } else { format!(" — {}", p.doc) };
+                let _ = writeln!(out, "    {} = {} ({ty}{constraint}){doc}", p.name, p.default);
+            }
+            let metrics: Vec<String> = rig.metrics.iter().map(|m| format!("{} [{}]", m.name, m.unit.as_str())).collect();
+            let _ = writeln!(out, "    metrics: {}", metrics.join(", "));
+        }
+    }
+    for rejected in &loader.rejected {
+        let _ = writeln!(out, "skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_pick_a_readable_unit() {
+        assert_eq!(quantity(375_500.0, "ns"), "375.5 µs");
+        assert_eq!(quantity(12.25, "ns"), "12.25 ns");
+        assert_eq!(quantity(2_500_000_000.0, "ns"), "2.500 s");
+        assert_eq!(quantity(390_007.3, "records/s"), "390007 records/s");
+        assert_eq!(quantity(0.5, "ratio"), "0.5000 ratio");
+    }
+
+    #[test]
+    fn metric_shows_relative_ci() {
+        let m = MetricValue { value: 100.0, unit: "ns".into(), higher_is_better: false, ci95: Some([99.0, 101.0]), n: Some(5) };
+        assert_eq!(metric(&m), "100.0 ns ±1.0%");
+    }
+}

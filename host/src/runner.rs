@@ -1,0 +1,122 @@
+//! Runs the cells of a matrix one after another, each in its own child process, and writes each cell's
+//! record the moment the cell ends, so a later crash or a Ctrl-C loses nothing already measured.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::evaluate::evaluate;
+use crate::executor::{ChildRun, End, run_child};
+use crate::loader::Loader;
+use crate::matrix::{Catalog, Cell};
+use crate::protocol::{CellTask, Message, Phase, Task};
+use crate::record::{Record, RunInfo};
+use crate::sink::Sink;
+
+/// Runs one cell somewhere and reports what happened. The seam that lets tests run a whole matrix without
+/// processes or clocks.
+pub trait Executor {
+    /// Runs `cell` with `scratch` as its scratch directory and `log` as its log file.
+    fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+}
+
+/// The real executor: `benchhost __child` per cell.
+pub struct ChildExecutor<'a> {
+    /// The benchhost binary to re-execute.
+    pub exe: PathBuf,
+    /// Where the rigs come from.
+    pub loader: &'a Loader,
+    /// `--quick`.
+    pub quick: bool,
+}
+
+impl Executor for ChildExecutor<'_> {
+    fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let (plugin, _) = self.loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
+        let task = Task::Cell(CellTask {
+            plugin_path: plugin.path.clone(),
+            rig: cell.rig.clone(),
+            params: cell.params.clone(),
+            plan: cell.plan,
+            scratch_dir: scratch.to_owned(),
+            quick: self.quick,
+        });
+        run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+    }
+}
+
+/// Runs `cells`, appending one record per cell to `sink`, and returns the records in order.
+pub fn run(
+    cells: &[Cell],
+    catalog: &dyn Catalog,
+    executor: &mut dyn Executor,
+    sink: &mut Sink,
+    run_info: &RunInfo,
+    work_dir: &Path,
+) -> Result<Vec<Record>> {
+    let progress = progress_bar(cells.len());
+    let mut records = Vec::with_capacity(cells.len());
+    for cell in cells {
+        let descriptor = catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
+        let label = label(cell);
+        progress.set_message(label.clone());
+        let scratch = work_dir.join(format!("cell-{:03}", cell.index));
+        let log = work_dir.join(format!("cell-{:03}.log", cell.index));
+        let child = match std::fs::create_dir_all(&scratch) {
+            Ok(()) => executor.execute(cell, &scratch, &log, &mut |m| {
+                if let Message::Phase { phase } = m {
+                    progress.set_message(format!("{label} — {}", phase_word(*phase)));
+                }
+            }),
+            Err(e) => spawn_failure(format!("creating {}: {e}", scratch.display())),
+        };
+        // The cell's scratch files go with it, also after a crash.
+        let _ = std::fs::remove_dir_all(&scratch);
+        let keep_log = std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
+        if !keep_log {
+            let _ = std::fs::remove_file(&log);
+        }
+        let record = evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()));
+        sink.append(&record)?;
+        sink.sync()?;
+        progress.inc(1);
+        records.push(record);
+    }
+    progress.finish_and_clear();
+    let _ = std::fs::remove_dir(work_dir);
+    Ok(records)
+}
+
+fn spawn_failure(why: String) -> ChildRun {
+    ChildRun { messages: vec![], end: End::SpawnFailed(why), stderr_tail: vec![], peak_rss_kib: None, wall: Default::default() }
+}
+
+/// `rig k=v k=v`, for progress and tables.
+pub fn label(cell: &Cell) -> String {
+    let params: Vec<String> = cell.params.iter().map(|(k, v)| format!("{k}={}", crate::report::plain(v))).collect();
+    format!("{} {}", cell.rig, params.join(" "))
+}
+
+fn phase_word(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Load => "loading",
+        Phase::Setup => "setup",
+        Phase::Warmup => "warm-up",
+        Phase::Measure => "measuring",
+        Phase::Teardown => "teardown",
+    }
+}
+
+fn progress_bar(cells: usize) -> ProgressBar {
+    // Progress goes to stderr, and only when a person is watching.
+    if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(cells as u64), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(cells as u64);
+    let style = ProgressStyle::with_template("[{pos}/{len}] {elapsed_precise} {msg}").expect("valid template");
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}

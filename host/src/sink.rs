@@ -1,0 +1,74 @@
+//! Appends records to a results stream: one `write` per line under an advisory lock, so two concurrent
+//! `benchhost` processes never interleave lines, and an fsync when a cell ends.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::record::Record;
+
+/// An open results stream.
+pub struct Sink {
+    path: PathBuf,
+    file: File,
+}
+
+impl Sink {
+    /// Opens (creating it and its directory if needed) `path` for appending.
+    pub fn open(path: &Path) -> Result<Sink> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_context(|| format!("opening {} for appending", path.display()))?;
+        Ok(Sink { path: path.to_owned(), file })
+    }
+
+    /// The stream's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line, with one `write` call, under an exclusive lock.
+    pub fn append(&mut self, record: &Record) -> Result<()> {
+        let mut line = record.to_line();
+        line.push('\n');
+        self.file.lock().with_context(|| format!("locking {}", self.path.display()))?;
+        let result = self.append_locked(line);
+        let _ = self.file.unlock();
+        result.with_context(|| format!("appending a record to {}", self.path.display()))
+    }
+
+    fn append_locked(&mut self, mut line: String) -> std::io::Result<()> {
+        // A writer killed mid-line leaves a torn tail without a newline. Start on a fresh line so the new
+        // record stays whole; readers report the torn line and keep every complete record.
+        if self.ends_without_newline()? {
+            line.insert(0, '\n');
+        }
+        // `write_all` on an O_APPEND file: one write for a line of ordinary size.
+        self.file.write_all(line.as_bytes())?;
+        self.file.flush()
+    }
+
+    fn ends_without_newline(&mut self) -> std::io::Result<bool> {
+        let len = self.file.metadata()?.len();
+        if len == 0 {
+            return Ok(false);
+        }
+        let mut last = [0u8; 1];
+        self.file.seek(SeekFrom::Start(len - 1))?;
+        self.file.read_exact(&mut last)?;
+        Ok(last[0] != b'\n')
+    }
+
+    /// Makes everything appended so far durable (called when a cell ends).
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().with_context(|| format!("syncing {}", self.path.display()))
+    }
+}
