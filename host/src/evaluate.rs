@@ -132,8 +132,9 @@ fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
 
 fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
     let outcome = seen.outcome.cloned().unwrap_or_default();
-    let mut sets = vec![&outcome];
-    sets.extend(seen.observations.iter().map(|(_, c)| *c));
+    let labels: Vec<String> = (1..=seen.observations.len()).map(|i| format!("repetition {i}")).collect();
+    let mut sets = vec![("outcome", &outcome)];
+    sets.extend(labels.iter().map(String::as_str).zip(seen.observations.iter().map(|(_, c)| *c)));
     descriptor
         .invariants
         .iter()

@@ -315,3 +315,7 @@ pub fn suggest(name: &str, candidates: Vec<String>) -> String {
         .map(|(_, c)| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+#[path = "matrix_tests.rs"]
+mod tests;

@@ -358,21 +358,22 @@ impl Invariant {
     }
 }
 
-/// Checks every invariant against every counter set that has its left-hand counter (the outcome, and each
-/// run's observation); an invariant whose counter appears in no set is violated too. Returns the violations.
+/// Checks every invariant against every labelled counter set that has its left-hand counter (the outcome,
+/// and each run's observation); an invariant whose counter appears in no set is violated too. Returns the
+/// violations, each naming its set when there is more than one.
 pub fn check_invariants(
     invariants: &[Invariant],
-    sets: &[&std::collections::BTreeMap<String, u64>],
+    sets: &[(&str, &std::collections::BTreeMap<String, u64>)],
 ) -> Result<(), Vec<String>> {
     let mut violations = Vec::new();
     for invariant in invariants {
-        let applicable: Vec<_> = sets.iter().filter(|c| c.contains_key(&invariant.left)).collect();
+        let applicable: Vec<_> = sets.iter().filter(|(_, c)| c.contains_key(&invariant.left)).collect();
         if applicable.is_empty() {
             violations.push(format!("{invariant}: no counter `{}` was reported", invariant.left));
         }
-        for (i, counters) in applicable.into_iter().enumerate() {
+        for (label, counters) in applicable {
             if let Err(e) = invariant.check(counters) {
-                violations.push(if sets.len() > 1 { format!("{e} (counter set {i})") } else { e });
+                violations.push(if sets.len() > 1 { format!("{e} ({label})") } else { e });
             }
         }
     }

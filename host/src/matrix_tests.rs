@@ -1,0 +1,133 @@
+use std::path::Path;
+
+use benchhost_plugin_api::{Descriptor, Param};
+use serde_json::json;
+
+use super::*;
+
+struct Fake {
+    rigs: Vec<Descriptor>,
+}
+
+impl Catalog for Fake {
+    fn descriptor(&self, rig: &str) -> Option<&Descriptor> {
+        self.rigs.iter().find(|d| d.name == rig)
+    }
+    fn names(&self) -> Vec<String> {
+        self.rigs.iter().map(|d| d.name.clone()).chain(["compaction".to_string()]).collect()
+    }
+    fn build_hint(&self, rig: &str) -> Option<String> {
+        (rig == "compaction").then(|| "cargo build -p rig-compaction".to_string())
+    }
+}
+
+fn catalog() -> Fake {
+    let kafka = Descriptor::run("kafka_topology", "")
+        .param(Param::int("partitions", 16).range(1, 1024))
+        .param(Param::int("threads", 4).range(1, 64))
+        .param(Param::choice("mode", "perthread", &["perthread", "split"]))
+        .param(Param::int("work_us", 0))
+        .param(Param::float("ratio", 0.5))
+        .param(Param::bool("verbose", false));
+    let wal = Descriptor::iterations("wal", "").param(Param::int("rows", 1000)).param(Param::choice("compression", "zstd", &["none", "lz4", "zstd"]));
+    Fake { rigs: vec![kafka, wal] }
+}
+
+fn expand_text(text: &str, overrides: &Overrides) -> Result<Vec<Cell>, String> {
+    let config = Config::parse(Path::new("rigs.toml"), text.to_string()).map_err(|e| e.to_string())?;
+    expand(&config, &catalog(), overrides).map_err(|e| e.to_string())
+}
+
+fn err(text: &str) -> String {
+    expand_text(text, &Overrides::default()).unwrap_err()
+}
+
+#[test]
+fn cartesian_product_in_file_order_minus_excludes() {
+    let text = r#"
+[rig.kafka_topology]
+params = { partitions = 8 }
+matrix = { mode = ["perthread", "split"], work_us = [0, 10] }
+exclude = [{ mode = "split", work_us = 10 }]
+[rig.wal]
+"#;
+    let cells = expand_text(text, &Overrides::default()).unwrap();
+    let shown: Vec<String> = cells.iter().map(|c| format!("{} {} {}", c.rig, c.params.get("mode").map_or(json!(null), |v| v.clone()), c.params.get("work_us").map_or(json!(null), |v| v.clone()))).collect();
+    assert_eq!(shown, ["kafka_topology \"perthread\" 0", "kafka_topology \"perthread\" 10", "kafka_topology \"split\" 0", "wal null null"]);
+    assert_eq!(cells[0].params["partitions"], json!(8));
+    assert_eq!(cells[0].params["threads"], json!(4), "defaults fill the rest");
+    assert_eq!(cells.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
+}
+
+#[test]
+fn unknown_parameter_names_file_line_column_rig_and_nearest_name() {
+    let e = err("[rig.kafka_topology]\nparams = { partiton = 16 }\n");
+    assert_eq!(e, "rigs.toml:2:12: unknown parameter `partiton` for rig `kafka_topology` (did you mean `partitions`?)");
+}
+
+#[test]
+fn unknown_rig_suggests_and_unbuilt_rig_says_how_to_build() {
+    assert_eq!(err("[rig.wall]\n"), "rigs.toml:1:6: unknown rig `wall` (did you mean `wal`?)");
+    assert_eq!(err("[rig.compaction]\n"), "rigs.toml:1:6: rig `compaction` is not built; build it with `cargo build -p rig-compaction`");
+}
+
+#[test]
+fn type_allowed_set_range_and_empty_axis_errors() {
+    assert_eq!(err("[rig.kafka_topology]\nparams = { partitions = \"16\" }\n"), "rigs.toml:2:25: parameter `partitions` of rig `kafka_topology` takes an integer, not string `\"16\"`");
+    assert_eq!(err("[rig.kafka_topology]\nmatrix = { mode = [\"perthred\"] }\n"), "rigs.toml:2:19: `mode = \"perthred\"` is not allowed for rig `kafka_topology` (allowed: \"perthread\", \"split\") (did you mean `perthread`?)");
+    assert_eq!(err("[rig.kafka_topology]\nparams = { partitions = 0 }\n"), "rigs.toml:2:25: `partitions = 0` is out of range for rig `kafka_topology` (1 ..= 1024)");
+    assert_eq!(err("[rig.kafka_topology]\nmatrix = { threads = [] }\n"), "rigs.toml:2:22: axis `threads` of rig `kafka_topology` has no values");
+    assert_eq!(err("[rig.kafka_topology]\nmatrix = { threads = 4 }\n"), "rigs.toml:2:22: axis `threads` of rig `kafka_topology` must be a list of values");
+    assert!(err("[rig.kafka_topology]\nparams = { verbose = 1 }\n").contains("takes a boolean, not integer `1`"));
+}
+
+#[test]
+fn a_key_both_fixed_and_axis_and_a_bad_exclude_are_errors() {
+    let both = err("[rig.wal]\nparams = { rows = 1 }\nmatrix = { rows = [1, 2] }\n");
+    assert_eq!(both, "rigs.toml:2:12: `rows` of rig `wal` is both a fixed parameter and a matrix axis");
+    let ex = err("[rig.wal]\nmatrix = { rows = [1, 2] }\nexclude = [{ compression = \"lz4\" }]\n");
+    assert_eq!(ex, "rigs.toml:3:14: `exclude` names `compression`, which is not a matrix axis of rig `wal` (axes: rows)");
+}
+
+#[test]
+fn matrix_over_the_cell_limit_is_refused_unless_raised() {
+    let text = "[rig.kafka_topology]\nmatrix = { partitions = [1,2,3,4,5,6,7,8,9,10], threads = [1,2,3,4,5,6,7,8,9,10], work_us = [1,2,3,4,5,6,7,8,9,10,11] }\n";
+    let too_many = Overrides { max_cells: Some(1000), ..Overrides::default() };
+    assert!(expand_text(text, &too_many).unwrap_err().contains("over 1000 cells (rig `kafka_topology` alone has 1100)"));
+    assert_eq!(expand_text(text, &Overrides::default()).unwrap().len(), 1100);
+    let limit = format!("[defaults]\nmax_cells = 5\n{text}");
+    assert!(expand_text(&limit, &Overrides::default()).unwrap_err().contains("over 5 cells"));
+}
+
+#[test]
+fn set_overrides_params_and_collapses_axes_and_plugin_narrows() {
+    let text = "[rig.kafka_topology]\nmatrix = { mode = [\"perthread\", \"split\"], threads = [1, 2] }\n[rig.wal]\n";
+    let overrides = Overrides { rigs: vec!["kafka_topology".into()], sets: vec![("threads".into(), "8".into()), ("mode".into(), "split".into())], ..Overrides::default() };
+    let cells = expand_text(text, &overrides).unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!((cells[0].params["threads"].clone(), cells[0].params["mode"].clone()), (json!(8), json!("split")));
+    let typo = Overrides { sets: vec![("thread".into(), "8".into())], ..Overrides::default() };
+    assert_eq!(expand_text(text, &typo).unwrap_err(), "--set: no selected rig (kafka_topology, wal) has a parameter `thread` (did you mean `threads`?)");
+    let bad = Overrides { sets: vec![("threads".into(), "many".into())], ..Overrides::default() };
+    assert!(expand_text(text, &bad).unwrap_err().starts_with("--set: parameter `threads` of rig `kafka_topology` takes an integer"));
+}
+
+#[test]
+fn plugin_not_in_the_file_runs_with_defaults_and_quick_shrinks_the_plan() {
+    let overrides = Overrides { rigs: vec!["wal".into()], quick: true, ..Overrides::default() };
+    let cells = expand_text("", &overrides).unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!(cells[0].params["compression"], json!("zstd"));
+    assert_eq!((cells[0].plan.samples, cells[0].plan.warmup_ns, cells[0].plan.repetitions), (10, 100_000_000, 2));
+    let missing = Overrides { rigs: vec!["wol".into()], ..Overrides::default() };
+    assert_eq!(expand_text("", &missing).unwrap_err(), "--plugin: unknown rig `wol` (did you mean `wal`?)");
+}
+
+#[test]
+fn settings_come_from_defaults_then_rig_and_bad_durations_point_at_the_spot() {
+    let text = "[defaults]\nsamples = 7\ndeadline = \"5s\"\n[rig.wal]\nsamples = 3\nmeasurement = \"30ms\"\n[rig.kafka_topology]\n";
+    let cells = expand_text(text, &Overrides::default()).unwrap();
+    assert_eq!((cells[0].plan.samples, cells[0].plan.sample_ns), (3, 10_000_000));
+    assert_eq!((cells[1].plan.samples, cells[1].deadline), (7, Duration::from_secs(5)));
+    assert_eq!(err("[defaults]\nwarmup = \"1 fortnight\"\n[rig.wal]\n"), "rigs.toml:2:10: unknown duration unit `fortnight` in `1 fortnight` (use ns, us, ms, s, m or h)");
+}
