@@ -93,9 +93,9 @@ impl Param {
         self
     }
     /// Restricts a number to `min..=max`.
-    pub fn range(mut self, min: impl Into<f64>, max: impl Into<f64>) -> Self {
-        self.min = Some(min.into());
-        self.max = Some(max.into());
+    pub fn range(mut self, min: impl Bound, max: impl Bound) -> Self {
+        self.min = Some(min.as_f64());
+        self.max = Some(max.as_f64());
         self
     }
     /// Sets the one-line description.
@@ -104,6 +104,23 @@ impl Param {
         self
     }
 }
+
+/// A number usable as a bound of [`Param::range`]: any primitive integer or float.
+pub trait Bound {
+    /// The bound as a float (bounds beyond 2^53 are rounded).
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! bound {
+    ($($t:ty),*) => {$(
+        impl Bound for $t {
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+bound!(i8, i16, i32, i64, u8, u16, u32, u64, usize, isize, f32, f64);
 
 /// A unit from the one registry every record uses. Nothing else may be written as a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

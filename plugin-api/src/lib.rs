@@ -47,7 +47,7 @@ pub mod testing;
 #[doc(hidden)]
 pub mod abi;
 
-pub use descriptor::{check_invariants, Descriptor, Invariant, Metric, Op, Operand, Param, ParamType, Source, Style, Unit};
+pub use descriptor::{check_invariants, Bound, Descriptor, Invariant, Metric, Op, Operand, Param, ParamType, Source, Style, Unit};
 pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
 
 /// The plugin-api version, which the host compares with its own when it loads a plugin.

@@ -1,0 +1,108 @@
+//! A rig that panics, segfaults, hangs, aborts, exits or lies costs one `failure` record naming the cause,
+//! while the healthy cells around it still produce their records and the run exits non-zero.
+
+mod support;
+
+use benchhost::record::Kind;
+use support::{Sandbox, fault_plugins};
+
+const SETTINGS: &str = r#"
+[defaults]
+warmup = "20ms"
+measurement = "50ms"
+samples = 5
+repetitions = 3
+deadline = "3s"
+"#;
+
+fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<benchhost::record::Record> {
+    sandbox.write("rigs.toml", &format!("{SETTINGS}{extra}"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["--plugin", "healthy"]);
+    for rig in rigs {
+        cmd.args(["--plugin", rig, "--plugin", "healthy"]);
+    }
+    let out = cmd.assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains(&format!("{} cells, {} failed", 2 * rigs.len() + 1, rigs.len())), "{stdout}");
+    let (records, problems) = sandbox.records("r.jsonl");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(records.len(), 2 * rigs.len() + 1);
+    for (i, record) in records.iter().enumerate() {
+        let expected = if i % 2 == 0 { Kind::Measurement } else { Kind::Failure };
+        assert_eq!(record.kind, expected, "cell {i} ({}): {:?}", record.bench, record.failure);
+    }
+    records
+}
+
+#[test]
+fn panic_segfault_and_hang_each_fail_alone() {
+    let sandbox = Sandbox::new();
+    // ~1 ms per iteration: warm-up takes ~20 iterations and each sample ~10, so iteration 60 falls in the
+    // middle of the samples and the samples before it are salvaged.
+    let slow = "params = { after = 60, sleep_us = 1000 }";
+    let extra = format!("[rig.panics]\n{slow}\n[rig.segfaults]\n{slow}\n[rig.hangs]\n{slow}\n");
+    let records = run_between_healthy(&sandbox, &["panics", "segfaults", "hangs"], &extra);
+
+    let panic = records[1].failure.as_ref().unwrap();
+    assert_eq!((panic.cause.as_str(), panic.phase.as_deref()), ("panic", Some("measure")));
+    assert_eq!(panic.message, "fixture panic at Measure");
+
+    let segv = records[3].failure.as_ref().unwrap();
+    assert_eq!((segv.cause.as_str(), segv.signal.as_deref()), ("signal", Some("SIGSEGV")));
+    assert_eq!(segv.message, "killed by SIGSEGV during measure");
+    assert!(!segv.salvaged.is_empty(), "samples taken before the crash are kept");
+
+    let hang = records[5].failure.as_ref().unwrap();
+    assert_eq!(hang.cause, "deadline");
+    assert!(hang.message.starts_with("deadline of the cell exceeded during measure"), "{}", hang.message);
+    assert!(!hang.salvaged.is_empty());
+
+    let healthy = &records[6];
+    assert!(healthy.metrics["iter_time"].value > 0.0);
+    assert!(healthy.checks.iter().all(|c| c.ok));
+}
+
+#[test]
+fn abort_exit_and_error_are_named() {
+    let sandbox = Sandbox::new();
+    let extra = "[rig.exits]\nparams = { after = 5 }\n[rig.aborts]\nparams = { at = \"teardown\" }\n[rig.fails]\nparams = { at = \"setup\" }\n";
+    let records = run_between_healthy(&sandbox, &["exits", "aborts", "fails"], extra);
+    let cause = |i: usize| records[i].failure.as_ref().map(|f| (f.cause.as_str(), f.message.as_str()));
+    // exit(0) is a clean exit code, and still not a success.
+    assert_eq!(cause(1), Some(("protocol", "the child exited during warmup without finishing the cell")));
+    assert_eq!(cause(3), Some(("signal", "killed by SIGABRT during teardown")));
+    assert_eq!(cause(5), Some(("rig_error", "fixture error: disk on fire")));
+}
+
+#[test]
+fn what_a_rig_prints_goes_to_the_log_not_the_protocol() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", SETTINGS);
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin", "chatty", "--set", "after=1000000000", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].kind, Kind::Measurement, "{:?}", records[0].failure);
+}
+
+#[test]
+fn run_style_reports_repetitions_and_checks_conservation_per_run() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SETTINGS}[rig.conveyor]\nmatrix = {{ lose = [0, 1] }}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().code(1);
+    let (records, _) = sandbox.records("r.jsonl");
+    assert_eq!(records.len(), 2);
+    let rate = &records[0].metrics["records_per_s"];
+    assert_eq!((rate.n, rate.unit.as_str(), rate.higher_is_better), (Some(3), "records/s", true));
+    assert!(rate.ci95.is_some());
+    assert_eq!(records[0].metrics["runs"].value, 4.0, "one warm-up run and three repetitions");
+    let failure = records[1].failure.as_ref().unwrap();
+    assert_eq!(failure.cause, "invariant");
+    assert!(failure.message.starts_with("consumed == produced violated: consumed = 999, produced = 1000"), "{}", failure.message);
+    assert!(records[1].metrics.is_empty(), "a violated invariant leaves no number behind");
+}
