@@ -94,7 +94,7 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::List(dirs) => {
-            let loader = discover(&dirs)?;
+            let loader = discover(&dirs, false)?;
             print(&report::plugin_list(&loader))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -135,7 +135,7 @@ fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
     if config.rigs.is_empty() && args.rigs.is_empty() {
         bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
     }
-    let loader = discover(&args.dirs)?;
+    let loader = discover(&args.dirs, true)?;
     let overrides = Overrides {
         rigs: args.rigs.clone(),
         sets: args.sets.clone(),
@@ -147,12 +147,13 @@ fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
     Ok((loader, cells))
 }
 
-fn discover(dirs: &PluginDirs) -> Result<Loader> {
+/// Finds the plugins; with `notes`, each library that did not load gets a one-line note on stderr.
+fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
     let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
     let loader = Loader::discover(&search, &exe);
-    for rejected in &loader.rejected {
+    for rejected in loader.rejected.iter().filter(|_| notes) {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
     Ok(loader)

@@ -1,0 +1,116 @@
+//! The command line as a user meets it: the wal rig end to end, config errors, reading result streams.
+
+mod support;
+
+use benchhost::record::Kind;
+use predicates::prelude::*;
+use support::{Sandbox, workspace_plugins};
+
+fn seed_lines() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl")).unwrap()
+}
+
+#[test]
+fn wal_round_trip_runs_every_codec_and_verifies_the_batch() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", "[rig.wal]\nparams = { rows = 300 }\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"] }\n");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--out", "out/r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
+    cmd.assert().success().stdout(predicate::str::contains("3 cells, 0 failed"));
+    let (records, problems) = sandbox.records("out/r.jsonl");
+    assert!(problems.is_empty());
+    let codecs: Vec<&str> = records.iter().map(|r| r.variant["compression"].as_str().unwrap()).collect();
+    assert_eq!(codecs, ["none", "lz4", "zstd"]);
+    for r in &records {
+        assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
+        assert_eq!(r.variant["rows"], 300);
+        let names: Vec<&str> = r.metrics.keys().map(String::as_str).collect();
+        assert_eq!(names, ["encoded_bytes", "mb_per_s", "roundtrip_time", "rows_per_s"]);
+        assert_eq!(r.metrics["roundtrip_time"].unit, "ns");
+        assert_eq!(r.metrics["mb_per_s"].unit, "MB/s");
+        assert_eq!(r.checks.len(), 1);
+        assert!(r.checks[0].ok && r.checks[0].invariant == "rows_out == rows_in");
+        let plugin = r.plugin.as_ref().unwrap();
+        assert_eq!((plugin.name.as_str(), plugin.api.as_str()), ("rig-wal", "0.1.0"));
+        let cell = r.cell.as_ref().unwrap();
+        assert_eq!(cell.samples, 10);
+        assert!(cell.peak_rss_kib.unwrap() > 0 && cell.iterations_per_sample.unwrap() > 0);
+        assert_eq!(r.run.id, records[0].run.id, "one run id per invocation");
+    }
+    let size = |i: usize| records[i].metrics["encoded_bytes"].value;
+    assert!(size(2) < size(0) && size(1) < size(0), "compressed streams are smaller");
+}
+
+#[test]
+fn a_config_typo_fails_fast_with_position_and_suggestion() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", "[rig.wal]\nparams = { rowz = 10 }\n");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
+    cmd.assert().code(2).stderr("error: rigs.toml:2:12: unknown parameter `rowz` for rig `wal` (did you mean `rows`?)\n");
+    assert!(!sandbox.path().join("r.jsonl").exists(), "nothing runs before the matrix is valid");
+
+    sandbox.write("bad.toml", "[rig.wal]\nmatrix = { compression = [\"brotli\"] }\n");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["plan", "--config", "bad.toml", "--plugin-dir"]).arg(workspace_plugins());
+    cmd.assert().code(2).stderr(predicate::str::contains("bad.toml:2:26: `compression = \"brotli\"` is not allowed for rig `wal`"));
+}
+
+#[test]
+fn a_rig_whose_plugin_is_not_built_names_the_cargo_command() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path().join("plugins/ghost")).unwrap();
+    sandbox.write("plugins/ghost/Cargo.toml", "[package]\nname = \"rig-ghost\"\n[package.metadata.benchhost]\nrigs = [\"ghost\"]\n");
+    let assert = sandbox.cmd().args(["run", "--plugin", "ghost"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("error: --plugin: rig `ghost` is not built; build it with `cargo build -p rig-ghost`"), "{stderr}");
+}
+
+#[test]
+fn show_reads_seed_003_records_and_survives_a_torn_tail() {
+    let sandbox = Sandbox::new();
+    let text = seed_lines();
+    sandbox.write("seed.jsonl", &text);
+    let (records, problems) = sandbox.records("seed.jsonl");
+    assert!(problems.is_empty());
+    assert_eq!(records.iter().map(|r| r.kind).collect::<Vec<_>>(), [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
+    assert_eq!(records[0].metrics["records_per_s"].ci95, Some([385000.1, 395000.2]));
+    assert_eq!(records[2].variant["split_within_5pct"], true);
+
+    // regression: a writer killed mid-line must cost only its own line.
+    let torn = format!("{text}{}", &text[..90]);
+    sandbox.write("torn.jsonl", &torn);
+    let out = sandbox.cmd().args(["show", "torn.jsonl"]).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stdout.contains("390007 records/s ±1.3%") && stdout.contains("keep split"), "{stdout}");
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), ["warning: torn.jsonl:4: torn last line skipped (90 bytes, EOF while parsing a string at line 1 column 90)"]);
+
+    sandbox.write("v2.jsonl", &text.replacen("\"schema\":1", "\"schema\":2", 1));
+    sandbox.cmd().args(["show", "v2.jsonl"]).assert().code(2).stderr("error: v2.jsonl:1: schema version 2 is not supported (this benchhost reads schema 1)\n");
+}
+
+#[test]
+fn a_new_run_appends_after_a_torn_tail_without_losing_records() {
+    let sandbox = Sandbox::new();
+    let text = seed_lines();
+    sandbox.write("r.jsonl", &format!("{text}{{\"schema\":1,\"bench\":\"wal\",\"ki"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--plugin", "wal", "--set", "rows=50", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
+    cmd.assert().success();
+    let (records, problems) = sandbox.records("r.jsonl");
+    assert_eq!(records.len(), 4, "three seed records and the new one");
+    assert_eq!(records[3].bench, "wal");
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].contains("r.jsonl:4: corrupt line skipped"), "{problems:?}");
+}
+
+#[test]
+fn help_lists_the_commands_and_hides_the_child() {
+    let out = Sandbox::new().cmd().arg("--help").assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for command in ["list", "run", "plan", "show"] {
+        assert!(stdout.contains(command), "{stdout}");
+    }
+    assert!(!stdout.contains("__child"));
+}
