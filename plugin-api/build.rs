@@ -11,9 +11,6 @@ fn main() {
         .map(|s| s.trim().to_owned())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=BENCHHOST_RUSTC_VERSION={version}");
-    println!(
-        "cargo:rustc-env=BENCHHOST_TARGET={}",
-        std::env::var("TARGET").unwrap_or_default()
-    );
+    println!("cargo:rustc-env=BENCHHOST_TARGET={}", std::env::var("TARGET").unwrap_or_default());
     println!("cargo:rerun-if-env-changed=RUSTC");
 }

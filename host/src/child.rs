@@ -61,7 +61,8 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
     let params = serde_json::to_string(&task.params).expect("params serialize");
     let ctx = SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick };
     let ctx = serde_json::to_string(&ctx).expect("context serializes");
-    let created = (root.new_rig())(RStr::from(task.rig.as_str()), RStr::from(params.as_str()), RStr::from(ctx.as_str()));
+    let created =
+        (root.new_rig())(RStr::from(task.rig.as_str()), RStr::from(params.as_str()), RStr::from(ctx.as_str()));
     let mut rig = match created {
         RResult::ROk(rig) => PluginRig(rig),
         RResult::RErr(err) => return out.error(Phase::Setup, decode_error(&err)),
@@ -101,7 +102,8 @@ impl Measure for PluginRig {
         let start = Instant::now();
         let json = self.0.run().into_result().map_err(|e| decode_error(&e))?;
         let ns = start.elapsed().as_nanos() as u64;
-        let observation = serde_json::from_str(json.as_str()).map_err(|e| RigError::new(format!("undecodable observation: {e}")))?;
+        let observation =
+            serde_json::from_str(json.as_str()).map_err(|e| RigError::new(format!("undecodable observation: {e}")))?;
         Ok((observation, ns))
     }
 }

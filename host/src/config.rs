@@ -94,8 +94,7 @@ impl std::error::Error for ConfigError {}
 impl Config {
     /// Reads and parses `path`.
     pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         Ok(Config::parse(path, text)?)
     }
 
@@ -115,7 +114,12 @@ impl Config {
 
     /// A config with no file behind it (no `rigs.toml`; rigs run with their defaults).
     pub fn empty() -> Config {
-        Config { path: PathBuf::from("rigs.toml"), text: String::new(), defaults: Settings::default(), rigs: IndexMap::new() }
+        Config {
+            path: PathBuf::from("rigs.toml"),
+            text: String::new(),
+            defaults: Settings::default(),
+            rigs: IndexMap::new(),
+        }
     }
 
     /// An error at byte `offset` of the file.

@@ -57,13 +57,16 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
     record
 }
 
+type Values = BTreeMap<String, f64>;
+type Counters = BTreeMap<String, u64>;
+
 /// What the messages said, gathered.
 struct Seen<'a> {
     plugin: Option<&'a PluginInfo>,
     phase: Option<Phase>,
     warmup: (u64, u64),
     samples: Vec<(u64, u64)>,
-    observations: Vec<(&'a BTreeMap<String, f64>, &'a BTreeMap<String, u64>)>,
+    observations: Vec<(&'a Values, &'a Counters)>,
     outcome: Option<&'a BTreeMap<String, u64>>,
     error: Option<(Phase, ErrorKind, &'a str)>,
     done: bool,
@@ -71,7 +74,16 @@ struct Seen<'a> {
 
 impl<'a> Seen<'a> {
     fn of(messages: &'a [Message]) -> Seen<'a> {
-        let mut seen = Seen { plugin: None, phase: None, warmup: (0, 0), samples: vec![], observations: vec![], outcome: None, error: None, done: false };
+        let mut seen = Seen {
+            plugin: None,
+            phase: None,
+            warmup: (0, 0),
+            samples: vec![],
+            observations: vec![],
+            outcome: None,
+            error: None,
+            done: false,
+        };
         for message in messages {
             match message {
                 Message::Plugin { info } => seen.plugin = Some(info),
@@ -106,7 +118,11 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
     }
     let where_ = phase.as_deref().map(|p| format!(" during {p}")).unwrap_or_default();
     match &child.end {
-        End::Deadline => Some(failure_of("deadline", phase.clone(), format!("deadline of the cell exceeded{where_}; the child was killed"))),
+        End::Deadline => Some(failure_of(
+            "deadline",
+            phase.clone(),
+            format!("deadline of the cell exceeded{where_}; the child was killed"),
+        )),
         End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
         End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
         End::Signaled(signal) => {
@@ -120,14 +136,27 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
             Some(f)
         }
         // A clean exit code is not success: the child must have said `done` after an outcome.
-        End::Exited(_) if !seen.done => Some(failure_of("protocol", phase, format!("the child exited{where_} without finishing the cell"))),
-        End::Exited(_) if seen.outcome.is_none() => Some(failure_of("protocol", phase, "the child finished without a teardown outcome".into())),
+        End::Exited(_) if !seen.done => {
+            Some(failure_of("protocol", phase, format!("the child exited{where_} without finishing the cell")))
+        }
+        End::Exited(_) if seen.outcome.is_none() => {
+            Some(failure_of("protocol", phase, "the child finished without a teardown outcome".into()))
+        }
         End::Exited(_) => None,
     }
 }
 
 fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
-    Failure { cause: cause.into(), phase, message, signal: None, exit_code: None, stderr_tail: vec![], log: None, salvaged: vec![] }
+    Failure {
+        cause: cause.into(),
+        phase,
+        message,
+        signal: None,
+        exit_code: None,
+        stderr_tail: vec![],
+        log: None,
+        salvaged: vec![],
+    }
 }
 
 fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
@@ -148,7 +177,10 @@ fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
 fn metrics(descriptor: &Descriptor, seen: &Seen<'_>, record: &mut Record) -> Result<(), String> {
     let outcome = seen.outcome.cloned().unwrap_or_default();
     let counter = |name: &str, metric: &str| {
-        outcome.get(name).copied().ok_or_else(|| format!("metric `{metric}` needs counter `{name}`, which the outcome lacks"))
+        outcome
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("metric `{metric}` needs counter `{name}`, which the outcome lacks"))
     };
     let times: Vec<f64> = seen.samples.iter().map(|&(n, ns)| ns as f64 / n.max(1) as f64).collect();
     let mut stats = BTreeMap::new();
@@ -170,20 +202,36 @@ fn metrics(descriptor: &Descriptor, seen: &Seen<'_>, record: &mut Record) -> Res
                 let median_time = Summary::of(&times).map(|s| s.median).unwrap_or(f64::NAN);
                 // The rate's CI is the time's CI inverted, so the two metrics never disagree.
                 let ci95 = stats::median_ci95(&times).map(|[lo, hi]| [scale / hi, scale / lo]);
-                MetricValue { value: scale / median_time, unit, higher_is_better: hib, ci95, n: Some(times.len() as u64) }
+                MetricValue {
+                    value: scale / median_time,
+                    unit,
+                    higher_is_better: hib,
+                    ci95,
+                    n: Some(times.len() as u64),
+                }
             }
-            (Source::Counter { counter: c }, _) => {
-                MetricValue { value: counter(c, &metric.name)? as f64, unit, higher_is_better: hib, ci95: None, n: None }
-            }
+            (Source::Counter { counter: c }, _) => MetricValue {
+                value: counter(c, &metric.name)? as f64,
+                unit,
+                higher_is_better: hib,
+                ci95: None,
+                n: None,
+            },
             (Source::Observed, Style::Run) => {
-                let values: Vec<f64> = seen.observations.iter().filter_map(|(m, _)| m.get(&metric.name).copied()).collect();
+                let values: Vec<f64> =
+                    seen.observations.iter().filter_map(|(m, _)| m.get(&metric.name).copied()).collect();
                 // Absent is not zero: a metric no repetition measured is left out of the record.
                 let Some(summary) = Summary::of(&values) else { continue };
                 stats.insert(metric.name.clone(), summary);
                 let n = Some(values.len() as u64);
                 MetricValue { value: summary.mean, unit, higher_is_better: hib, ci95: stats::mean_ci95(&values), n }
             }
-            (source, style) => return Err(format!("metric `{}` comes from {source:?}, which a {style:?} rig cannot provide", metric.name)),
+            (source, style) => {
+                return Err(format!(
+                    "metric `{}` comes from {source:?}, which a {style:?} rig cannot provide",
+                    metric.name
+                ));
+            }
         };
         record.metrics.insert(metric.name.clone(), value);
     }

@@ -31,7 +31,15 @@ fn run_info() -> RunInfo {
 
 fn plugin() -> Message {
     let build = BuildInfo { profile: "release".into(), rustc: "rustc 1.95.0".into(), target: "x".into() };
-    Message::Plugin { info: PluginInfo { api_version: "0.1.0".into(), name: "p".into(), version: "1.0.0".into(), build, rigs: vec![] } }
+    Message::Plugin {
+        info: PluginInfo {
+            api_version: "0.1.0".into(),
+            name: "p".into(),
+            version: "1.0.0".into(),
+            build,
+            rigs: vec![],
+        },
+    }
 }
 
 fn iterations_rig() -> Descriptor {
@@ -43,7 +51,13 @@ fn iterations_rig() -> Descriptor {
 }
 
 fn child(messages: Vec<Message>, end: End) -> ChildRun {
-    ChildRun { messages, end, stderr_tail: vec!["last words".into()], peak_rss_kib: Some(1234), wall: Duration::from_millis(5) }
+    ChildRun {
+        messages,
+        end,
+        stderr_tail: vec!["last words".into()],
+        peak_rss_kib: Some(1234),
+        wall: Duration::from_millis(5),
+    }
 }
 
 fn healthy(rows_out: u64) -> Vec<Message> {
@@ -103,13 +117,19 @@ fn every_kind_of_end_gets_its_own_cause() {
     let cases = [
         (panic, End::Exited(0), "panic", "index out of bounds"),
         (partial.clone(), End::Signaled(libc::SIGSEGV), "signal", "killed by SIGSEGV during measure"),
-        (partial.clone(), End::Deadline, "deadline", "deadline of the cell exceeded during measure; the child was killed"),
+        (
+            partial.clone(),
+            End::Deadline,
+            "deadline",
+            "deadline of the cell exceeded during measure; the child was killed",
+        ),
         (partial.clone(), End::Exited(3), "exit", "the child exited with code 3 during measure"),
         (partial.clone(), End::Exited(0), "protocol", "the child exited during measure without finishing the cell"),
         (partial.clone(), End::Violation("junk".into()), "protocol", "protocol violation: junk"),
     ];
     for (messages, end, cause, message) in cases {
-        let record = evaluate(&cell(), &iterations_rig(), &child(messages, end.clone()), &run_info(), Some("log".into()));
+        let record =
+            evaluate(&cell(), &iterations_rig(), &child(messages, end.clone()), &run_info(), Some("log".into()));
         let failure = record.failure.unwrap_or_else(|| panic!("{end:?} must fail"));
         assert_eq!((failure.cause.as_str(), failure.message.as_str()), (cause, message), "{end:?}");
         assert_eq!(failure.salvaged.len(), 2, "{end:?}");
@@ -140,5 +160,8 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
 
     let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 9), outcome, Message::Done];
     let record = evaluate(&cell(), &rig, &child(messages, End::Exited(0)), &run_info(), None);
-    assert_eq!(record.failure.unwrap().message, "consumed == produced violated: consumed = 9, produced = 10 (repetition 2)");
+    assert_eq!(
+        record.failure.unwrap().message,
+        "consumed == produced violated: consumed = 9, produced = 10 (repetition 2)"
+    );
 }

@@ -58,7 +58,13 @@ enum Event {
 }
 
 /// Runs `exe __child` with `task`, calling `on_message` for each message as it arrives.
-pub fn run_child(exe: &Path, task: &Task, deadline: Duration, log: Option<&Path>, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+pub fn run_child(
+    exe: &Path,
+    task: &Task,
+    deadline: Duration,
+    log: Option<&Path>,
+    on_message: &mut dyn FnMut(&Message),
+) -> ChildRun {
     let start = Instant::now();
     let spawned = Command::new(exe)
         .arg("__child")
@@ -88,7 +94,16 @@ pub fn run_child(exe: &Path, task: &Task, deadline: Duration, log: Option<&Path>
     // `child` is never waited on through std: `reap` owns the wait, to get the rusage with the status.
     drop(child);
 
-    let mut watch = Watch { pid, messages: vec![], saw_hello: false, violation: None, status: None, rss: None, eof: false, drain_until: None };
+    let mut watch = Watch {
+        pid,
+        messages: vec![],
+        saw_hello: false,
+        violation: None,
+        status: None,
+        rss: None,
+        eof: false,
+        drain_until: None,
+    };
     watch.follow(&rx, start + deadline, on_message);
     let stderr_tail = stderr_thread.join().unwrap_or_default();
     let end = if let Some(v) = watch.violation {
@@ -240,7 +255,13 @@ fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
 }
 
 fn failed_spawn(why: String) -> ChildRun {
-    ChildRun { messages: vec![], end: End::SpawnFailed(why), stderr_tail: vec![], peak_rss_kib: None, wall: Duration::ZERO }
+    ChildRun {
+        messages: vec![],
+        end: End::SpawnFailed(why),
+        stderr_tail: vec![],
+        peak_rss_kib: None,
+        wall: Duration::ZERO,
+    }
 }
 
 /// Name of a signal, e.g. `SIGSEGV`.

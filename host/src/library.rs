@@ -14,11 +14,9 @@ use benchhost_plugin_api::abi::{API_VERSION, API_VERSION_SYMBOL, PluginInfo, Plu
 /// Loads the library at `path` and reads its self-description. The error is one line.
 pub fn open(path: &Path) -> Result<(PluginRef, PluginInfo), String> {
     let theirs = api_version(path)?;
-    let root = lib_header_from_path(path)
-        .and_then(|header| header.init_root_module::<PluginRef>())
-        .map_err(|err| {
-            format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))
-        })?;
+    let root = lib_header_from_path(path).and_then(|header| header.init_root_module::<PluginRef>()).map_err(|err| {
+        format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))
+    })?;
     let json = (root.info())();
     let value: serde_json::Value =
         serde_json::from_str(json.as_str()).map_err(|e| format!("its plugin info is not JSON: {e}"))?;

@@ -90,7 +90,9 @@ impl Loader {
     pub fn shadowed(&self) -> Vec<&Plugin> {
         self.plugins
             .iter()
-            .filter(|p| !p.info.rigs.is_empty() && p.info.rigs.iter().all(|d| !std::ptr::eq(self.rig(&d.name).unwrap().0, *p)))
+            .filter(|p| {
+                !p.info.rigs.is_empty() && p.info.rigs.iter().all(|d| !std::ptr::eq(self.rig(&d.name).unwrap().0, *p))
+            })
             .collect()
     }
 }
@@ -118,7 +120,9 @@ fn candidates(dir: &Path) -> Vec<PathBuf> {
         .filter(|p| p.is_file())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let stem = name.strip_prefix(std::env::consts::DLL_PREFIX).and_then(|n| n.strip_suffix(std::env::consts::DLL_SUFFIX));
+            let stem = name
+                .strip_prefix(std::env::consts::DLL_PREFIX)
+                .and_then(|n| n.strip_suffix(std::env::consts::DLL_SUFFIX));
             stem.is_some_and(|stem| !is_hashed(stem))
         })
         .collect();
@@ -157,7 +161,8 @@ fn unbuilt_hints(exe: &Path, loader: &Loader) -> BTreeMap<String, String> {
     let Some(plugins_dir) = roots.map(|r| r.join("plugins")).find(|p| p.is_dir()) else { return BTreeMap::new() };
     let release = if cfg!(debug_assertions) { "" } else { " --release" };
     let mut hints = BTreeMap::new();
-    for manifest in std::fs::read_dir(&plugins_dir).into_iter().flatten().flatten().map(|e| e.path().join("Cargo.toml")) {
+    for manifest in std::fs::read_dir(&plugins_dir).into_iter().flatten().flatten().map(|e| e.path().join("Cargo.toml"))
+    {
         let Ok(text) = std::fs::read_to_string(&manifest) else { continue };
         let Ok(toml) = text.parse::<toml::Table>() else { continue };
         let package = toml.get("package");
@@ -188,7 +193,8 @@ mod tests {
     fn search_path_order_is_flags_then_env_then_exe_dirs() {
         let exe = Path::new("/opt/bh/bin/benchhost");
         let dirs = Loader::search_path(&[PathBuf::from("/a"), PathBuf::from("/b")], Some("/c::/d"), exe);
-        let expected: Vec<PathBuf> = ["/a", "/b", "/c", "/d", "/opt/bh/bin", "/opt/bh"].iter().map(PathBuf::from).collect();
+        let expected: Vec<PathBuf> =
+            ["/a", "/b", "/c", "/d", "/opt/bh/bin", "/opt/bh"].iter().map(PathBuf::from).collect();
         assert_eq!(dirs, expected);
     }
 }

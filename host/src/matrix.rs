@@ -70,7 +70,10 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
         if (cells.len() + points.len()) as u64 > max_cells {
             return Err(config.error_at(
                 0,
-                format!("the matrix has over {max_cells} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`", points.len()),
+                format!(
+                    "the matrix has over {max_cells} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`",
+                    points.len()
+                ),
             ));
         }
         let (plan, deadline) = settings(config, entry, overrides)?;
@@ -83,15 +86,23 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
 
 type Selected<'a> = Vec<(String, Option<&'a RigEntry>, &'a Descriptor)>;
 
-fn select<'a>(config: &'a Config, catalog: &'a dyn Catalog, overrides: &Overrides) -> Result<Selected<'a>, ConfigError> {
+fn select<'a>(
+    config: &'a Config,
+    catalog: &'a dyn Catalog,
+    overrides: &Overrides,
+) -> Result<Selected<'a>, ConfigError> {
     let whole_file = || config.rigs.iter().map(|(k, e)| (k.get_ref().clone(), Some(k.span().start), Some(e))).collect();
     let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if overrides.rigs.is_empty() {
         whole_file()
     } else {
-        overrides.rigs.iter().map(|name| {
-            let found = config.rigs.get_key_value(name.as_str());
-            (name.clone(), found.map(|(k, _)| k.span().start), found.map(|(_, e)| e))
-        }).collect()
+        overrides
+            .rigs
+            .iter()
+            .map(|name| {
+                let found = config.rigs.get_key_value(name.as_str());
+                (name.clone(), found.map(|(k, _)| k.span().start), found.map(|(_, e)| e))
+            })
+            .collect()
     };
     let mut selected = Vec::new();
     for (name, offset, entry) in wanted {
@@ -118,24 +129,33 @@ fn points(
     descriptor: &Descriptor,
     sets: &[(String, toml::Value)],
 ) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
-    let mut base: BTreeMap<String, Value> = descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
+    let mut base: BTreeMap<String, Value> =
+        descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
     let mut axes: IndexMap<String, Vec<Value>> = IndexMap::new();
     let empty = RigEntry::default();
     let entry = entry.unwrap_or(&empty);
     for (key, value) in &entry.params {
         let param = param(config, rig, descriptor, key)?;
         if entry.matrix.contains_key(key.get_ref().as_str()) {
-            return Err(config.error_at(key.span().start, format!("`{}` of rig `{rig}` is both a fixed parameter and a matrix axis", key.get_ref())));
+            return Err(config.error_at(
+                key.span().start,
+                format!("`{}` of rig `{rig}` is both a fixed parameter and a matrix axis", key.get_ref()),
+            ));
         }
         base.insert(param.name.clone(), check(config, rig, param, value)?);
     }
     for (key, values) in &entry.matrix {
         let param = param(config, rig, descriptor, key)?;
         let toml::Value::Array(list) = values.get_ref() else {
-            return Err(config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` must be a list of values", param.name)));
+            return Err(config.error_at(
+                values.span().start,
+                format!("axis `{}` of rig `{rig}` must be a list of values", param.name),
+            ));
         };
         if list.is_empty() {
-            return Err(config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` has no values", param.name)));
+            return Err(
+                config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` has no values", param.name))
+            );
         }
         let spanned = |v: &toml::Value| Spanned::new(values.span(), v.clone());
         let checked = list.iter().map(|v| check(config, rig, param, &spanned(v))).collect::<Result<_, _>>()?;
@@ -152,11 +172,16 @@ fn points(
     }
     let mut points = vec![base];
     for (name, values) in &axes {
-        points = points.into_iter().flat_map(|p| values.iter().map(move |v| {
-            let mut p = p.clone();
-            p.insert(name.clone(), v.clone());
-            p
-        })).collect();
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut p = p.clone();
+                    p.insert(name.clone(), v.clone());
+                    p
+                })
+            })
+            .collect();
     }
     points.retain(|p| !excludes.iter().any(|ex| ex.iter().all(|(k, v)| p.get(k) == Some(v))));
     points.dedup();
@@ -177,7 +202,14 @@ fn excludes(
             let param = param(config, rig, descriptor, key)?;
             if !axes.contains_key(&param.name) {
                 let axes: Vec<&str> = axes.keys().map(String::as_str).collect();
-                return Err(config.error_at(key.span().start, format!("`exclude` names `{}`, which is not a matrix axis of rig `{rig}` (axes: {})", param.name, axes.join(", "))));
+                return Err(config.error_at(
+                    key.span().start,
+                    format!(
+                        "`exclude` names `{}`, which is not a matrix axis of rig `{rig}` (axes: {})",
+                        param.name,
+                        axes.join(", ")
+                    ),
+                ));
             }
             assignment.insert(param.name.clone(), check(config, rig, param, value)?);
         }
@@ -186,10 +218,18 @@ fn excludes(
     Ok(out)
 }
 
-fn param<'d>(config: &Config, rig: &str, descriptor: &'d Descriptor, key: &Spanned<String>) -> Result<&'d Param, ConfigError> {
+fn param<'d>(
+    config: &Config,
+    rig: &str,
+    descriptor: &'d Descriptor,
+    key: &Spanned<String>,
+) -> Result<&'d Param, ConfigError> {
     descriptor.params.iter().find(|p| &p.name == key.get_ref()).ok_or_else(|| {
         let names = descriptor.params.iter().map(|p| p.name.clone()).collect();
-        config.error_at(key.span().start, format!("unknown parameter `{}` for rig `{rig}`{}", key.get_ref(), suggest(key.get_ref(), names)))
+        config.error_at(
+            key.span().start,
+            format!("unknown parameter `{}` for rig `{rig}`{}", key.get_ref(), suggest(key.get_ref(), names)),
+        )
     })
 }
 
@@ -208,7 +248,11 @@ pub fn check_value(rig: &str, param: &Param, value: &toml::Value) -> Result<Valu
         (ParamType::Bool, toml::Value::Boolean(b)) => Value::from(*b),
         (ParamType::String, toml::Value::String(s)) => Value::from(s.as_str()),
         (ty, other) => {
-            return Err(format!("parameter `{name}` of rig `{rig}` takes {}, not {} `{other}`", article(ty), other.type_str()));
+            return Err(format!(
+                "parameter `{name}` of rig `{rig}` takes {}, not {} `{other}`",
+                article(ty),
+                other.type_str()
+            ));
         }
     };
     if let Some(allowed) = &param.allowed
@@ -222,7 +266,11 @@ pub fn check_value(rig: &str, param: &Param, value: &toml::Value) -> Result<Valu
     if let Some(x) = json.as_f64() {
         let (min, max) = (param.min.unwrap_or(f64::NEG_INFINITY), param.max.unwrap_or(f64::INFINITY));
         if x < min || x > max {
-            return Err(format!("`{name} = {json}` is out of range for rig `{rig}` ({} ..= {})", fmt_bound(min), fmt_bound(max)));
+            return Err(format!(
+                "`{name} = {json}` is out of range for rig `{rig}` ({} ..= {})",
+                fmt_bound(min),
+                fmt_bound(max)
+            ));
         }
     }
     Ok(json)
@@ -254,14 +302,22 @@ fn parse_sets(sets: &[(String, String)], _config: &Config) -> Result<Vec<(String
         .collect()
 }
 
-fn check_sets_apply(sets: &[(String, toml::Value)], selected: &Selected<'_>, _config: &Config) -> Result<(), ConfigError> {
+fn check_sets_apply(
+    sets: &[(String, toml::Value)],
+    selected: &Selected<'_>,
+    _config: &Config,
+) -> Result<(), ConfigError> {
     for (key, _) in sets {
         if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| &p.name == key)) {
             let names = selected.iter().flat_map(|(_, _, d)| d.params.iter().map(|p| p.name.clone())).collect();
             let rigs: Vec<&str> = selected.iter().map(|(r, _, _)| r.as_str()).collect();
             return Err(ConfigError {
                 location: "--set".into(),
-                message: format!("no selected rig ({}) has a parameter `{key}`{}", rigs.join(", "), suggest(key, names)),
+                message: format!(
+                    "no selected rig ({}) has a parameter `{key}`{}",
+                    rigs.join(", "),
+                    suggest(key, names)
+                ),
             });
         }
     }
@@ -271,7 +327,10 @@ fn check_sets_apply(sets: &[(String, toml::Value)], selected: &Selected<'_>, _co
 fn settings(config: &Config, entry: Option<&RigEntry>, overrides: &Overrides) -> Result<(Plan, Duration), ConfigError> {
     let d: &Settings = &config.defaults;
     let e = entry.cloned().unwrap_or_default();
-    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig.as_ref().or(file.as_ref()) {
+    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig
+        .as_ref()
+        .or(file.as_ref())
+    {
         Some(s) => parse_duration(s.get_ref()).map_err(|m| config.error_at(s.span().start, m)),
         None => Ok(default),
     };

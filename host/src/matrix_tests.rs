@@ -29,7 +29,11 @@ fn catalog() -> Fake {
         .param(Param::int("work_us", 0))
         .param(Param::float("ratio", 0.5))
         .param(Param::bool("verbose", false));
-    let wal = Descriptor::iterations("wal", "").param(Param::int("rows", 1000)).param(Param::choice("compression", "zstd", &["none", "lz4", "zstd"]));
+    let wal = Descriptor::iterations("wal", "").param(Param::int("rows", 1000)).param(Param::choice(
+        "compression",
+        "zstd",
+        &["none", "lz4", "zstd"],
+    ));
     Fake { rigs: vec![kafka, wal] }
 }
 
@@ -52,8 +56,26 @@ exclude = [{ mode = "split", work_us = 10 }]
 [rig.wal]
 "#;
     let cells = expand_text(text, &Overrides::default()).unwrap();
-    let shown: Vec<String> = cells.iter().map(|c| format!("{} {} {}", c.rig, c.params.get("mode").map_or(json!(null), |v| v.clone()), c.params.get("work_us").map_or(json!(null), |v| v.clone()))).collect();
-    assert_eq!(shown, ["kafka_topology \"perthread\" 0", "kafka_topology \"perthread\" 10", "kafka_topology \"split\" 0", "wal null null"]);
+    let shown: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {}",
+                c.rig,
+                c.params.get("mode").map_or(json!(null), |v| v.clone()),
+                c.params.get("work_us").map_or(json!(null), |v| v.clone())
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "kafka_topology \"perthread\" 0",
+            "kafka_topology \"perthread\" 10",
+            "kafka_topology \"split\" 0",
+            "wal null null"
+        ]
+    );
     assert_eq!(cells[0].params["partitions"], json!(8));
     assert_eq!(cells[0].params["threads"], json!(4), "defaults fill the rest");
     assert_eq!(cells.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
@@ -68,16 +90,34 @@ fn unknown_parameter_names_file_line_column_rig_and_nearest_name() {
 #[test]
 fn unknown_rig_suggests_and_unbuilt_rig_says_how_to_build() {
     assert_eq!(err("[rig.wall]\n"), "rigs.toml:1:6: unknown rig `wall` (did you mean `wal`?)");
-    assert_eq!(err("[rig.compaction]\n"), "rigs.toml:1:6: rig `compaction` is not built; build it with `cargo build -p rig-compaction`");
+    assert_eq!(
+        err("[rig.compaction]\n"),
+        "rigs.toml:1:6: rig `compaction` is not built; build it with `cargo build -p rig-compaction`"
+    );
 }
 
 #[test]
 fn type_allowed_set_range_and_empty_axis_errors() {
-    assert_eq!(err("[rig.kafka_topology]\nparams = { partitions = \"16\" }\n"), "rigs.toml:2:25: parameter `partitions` of rig `kafka_topology` takes an integer, not string `\"16\"`");
-    assert_eq!(err("[rig.kafka_topology]\nmatrix = { mode = [\"perthred\"] }\n"), "rigs.toml:2:19: `mode = \"perthred\"` is not allowed for rig `kafka_topology` (allowed: \"perthread\", \"split\") (did you mean `perthread`?)");
-    assert_eq!(err("[rig.kafka_topology]\nparams = { partitions = 0 }\n"), "rigs.toml:2:25: `partitions = 0` is out of range for rig `kafka_topology` (1 ..= 1024)");
-    assert_eq!(err("[rig.kafka_topology]\nmatrix = { threads = [] }\n"), "rigs.toml:2:22: axis `threads` of rig `kafka_topology` has no values");
-    assert_eq!(err("[rig.kafka_topology]\nmatrix = { threads = 4 }\n"), "rigs.toml:2:22: axis `threads` of rig `kafka_topology` must be a list of values");
+    assert_eq!(
+        err("[rig.kafka_topology]\nparams = { partitions = \"16\" }\n"),
+        "rigs.toml:2:25: parameter `partitions` of rig `kafka_topology` takes an integer, not string `\"16\"`"
+    );
+    assert_eq!(
+        err("[rig.kafka_topology]\nmatrix = { mode = [\"perthred\"] }\n"),
+        "rigs.toml:2:19: `mode = \"perthred\"` is not allowed for rig `kafka_topology` (allowed: \"perthread\", \"split\") (did you mean `perthread`?)"
+    );
+    assert_eq!(
+        err("[rig.kafka_topology]\nparams = { partitions = 0 }\n"),
+        "rigs.toml:2:25: `partitions = 0` is out of range for rig `kafka_topology` (1 ..= 1024)"
+    );
+    assert_eq!(
+        err("[rig.kafka_topology]\nmatrix = { threads = [] }\n"),
+        "rigs.toml:2:22: axis `threads` of rig `kafka_topology` has no values"
+    );
+    assert_eq!(
+        err("[rig.kafka_topology]\nmatrix = { threads = 4 }\n"),
+        "rigs.toml:2:22: axis `threads` of rig `kafka_topology` must be a list of values"
+    );
     assert!(err("[rig.kafka_topology]\nparams = { verbose = 1 }\n").contains("takes a boolean, not integer `1`"));
 }
 
@@ -86,14 +126,19 @@ fn a_key_both_fixed_and_axis_and_a_bad_exclude_are_errors() {
     let both = err("[rig.wal]\nparams = { rows = 1 }\nmatrix = { rows = [1, 2] }\n");
     assert_eq!(both, "rigs.toml:2:12: `rows` of rig `wal` is both a fixed parameter and a matrix axis");
     let ex = err("[rig.wal]\nmatrix = { rows = [1, 2] }\nexclude = [{ compression = \"lz4\" }]\n");
-    assert_eq!(ex, "rigs.toml:3:14: `exclude` names `compression`, which is not a matrix axis of rig `wal` (axes: rows)");
+    assert_eq!(
+        ex,
+        "rigs.toml:3:14: `exclude` names `compression`, which is not a matrix axis of rig `wal` (axes: rows)"
+    );
 }
 
 #[test]
 fn matrix_over_the_cell_limit_is_refused_unless_raised() {
     let text = "[rig.kafka_topology]\nmatrix = { partitions = [1,2,3,4,5,6,7,8,9,10], threads = [1,2,3,4,5,6,7,8,9,10], work_us = [1,2,3,4,5,6,7,8,9,10,11] }\n";
     let too_many = Overrides { max_cells: Some(1000), ..Overrides::default() };
-    assert!(expand_text(text, &too_many).unwrap_err().contains("over 1000 cells (rig `kafka_topology` alone has 1100)"));
+    assert!(
+        expand_text(text, &too_many).unwrap_err().contains("over 1000 cells (rig `kafka_topology` alone has 1100)")
+    );
     assert_eq!(expand_text(text, &Overrides::default()).unwrap().len(), 1100);
     let limit = format!("[defaults]\nmax_cells = 5\n{text}");
     assert!(expand_text(&limit, &Overrides::default()).unwrap_err().contains("over 5 cells"));
@@ -102,14 +147,25 @@ fn matrix_over_the_cell_limit_is_refused_unless_raised() {
 #[test]
 fn set_overrides_params_and_collapses_axes_and_plugin_narrows() {
     let text = "[rig.kafka_topology]\nmatrix = { mode = [\"perthread\", \"split\"], threads = [1, 2] }\n[rig.wal]\n";
-    let overrides = Overrides { rigs: vec!["kafka_topology".into()], sets: vec![("threads".into(), "8".into()), ("mode".into(), "split".into())], ..Overrides::default() };
+    let overrides = Overrides {
+        rigs: vec!["kafka_topology".into()],
+        sets: vec![("threads".into(), "8".into()), ("mode".into(), "split".into())],
+        ..Overrides::default()
+    };
     let cells = expand_text(text, &overrides).unwrap();
     assert_eq!(cells.len(), 1);
     assert_eq!((cells[0].params["threads"].clone(), cells[0].params["mode"].clone()), (json!(8), json!("split")));
     let typo = Overrides { sets: vec![("thread".into(), "8".into())], ..Overrides::default() };
-    assert_eq!(expand_text(text, &typo).unwrap_err(), "--set: no selected rig (kafka_topology, wal) has a parameter `thread` (did you mean `threads`?)");
+    assert_eq!(
+        expand_text(text, &typo).unwrap_err(),
+        "--set: no selected rig (kafka_topology, wal) has a parameter `thread` (did you mean `threads`?)"
+    );
     let bad = Overrides { sets: vec![("threads".into(), "many".into())], ..Overrides::default() };
-    assert!(expand_text(text, &bad).unwrap_err().starts_with("--set: parameter `threads` of rig `kafka_topology` takes an integer"));
+    assert!(
+        expand_text(text, &bad)
+            .unwrap_err()
+            .starts_with("--set: parameter `threads` of rig `kafka_topology` takes an integer")
+    );
 }
 
 #[test]
@@ -129,5 +185,8 @@ fn settings_come_from_defaults_then_rig_and_bad_durations_point_at_the_spot() {
     let cells = expand_text(text, &Overrides::default()).unwrap();
     assert_eq!((cells[0].plan.samples, cells[0].plan.sample_ns), (3, 10_000_000));
     assert_eq!((cells[1].plan.samples, cells[1].deadline), (7, Duration::from_secs(5)));
-    assert_eq!(err("[defaults]\nwarmup = \"1 fortnight\"\n[rig.wal]\n"), "rigs.toml:2:10: unknown duration unit `fortnight` in `1 fortnight` (use ns, us, ms, s, m or h)");
+    assert_eq!(
+        err("[defaults]\nwarmup = \"1 fortnight\"\n[rig.wal]\n"),
+        "rigs.toml:2:10: unknown duration unit `fortnight` in `1 fortnight` (use ns, us, ms, s, m or h)"
+    );
 }

@@ -28,7 +28,12 @@ pub fn current() -> RunInfo {
 /// made-up commit such as `…-dirty`.
 fn git_commit() -> (Option<String>, Option<bool>) {
     let git = |args: &[&str]| {
-        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let Some(head) = git(&["rev-parse", "--verify", "HEAD"]) else { return (None, None) };
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());

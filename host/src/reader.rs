@@ -48,7 +48,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
         };
         match value.get("schema").and_then(serde_json::Value::as_u64) {
             Some(v) if v == u64::from(SCHEMA) => {}
-            Some(v) => bail!("{name}:{line_no}: schema version {v} is not supported (this benchhost reads schema {SCHEMA})"),
+            Some(v) => {
+                bail!("{name}:{line_no}: schema version {v} is not supported (this benchhost reads schema {SCHEMA})")
+            }
             None => bail!("{name}:{line_no}: not a benchhost record (no numeric `schema` field)"),
         }
         let record: Record =

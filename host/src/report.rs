@@ -88,8 +88,17 @@ pub fn plugin_list(loader: &Loader) -> String {
     let shadowed = loader.shadowed();
     for plugin in &loader.plugins {
         let info = &plugin.info;
-        let note = if shadowed.iter().any(|p| std::ptr::eq(*p, plugin)) { " (shadowed by an earlier plugin)" } else { "" };
-        let _ = writeln!(out, "{} {} (plugin-api {}, {}) {}{note}", info.name, info.version, info.api_version, info.build.profile, plugin.path.display());
+        let note =
+            if shadowed.iter().any(|p| std::ptr::eq(*p, plugin)) { " (shadowed by an earlier plugin)" } else { "" };
+        let _ = writeln!(
+            out,
+            "{} {} (plugin-api {}, {}) {}{note}",
+            info.name,
+            info.version,
+            info.api_version,
+            info.build.profile,
+            plugin.path.display()
+        );
         for rig in &info.rigs {
             let style = serde_json::to_value(rig.style).map(|v| plain(&v)).unwrap_or_default();
             let _ = writeln!(out, "  {} [{style}]: {}", rig.name, rig.doc);
@@ -105,7 +114,8 @@ pub fn plugin_list(loader: &Loader) -> String {
                 let doc = if p.doc.is_empty() { String::new() } else { format!(" — {}", p.doc) };
                 let _ = writeln!(out, "    {} = {} ({ty}{constraint}){doc}", p.name, p.default);
             }
-            let metrics: Vec<String> = rig.metrics.iter().map(|m| format!("{} [{}]", m.name, m.unit.as_str())).collect();
+            let metrics: Vec<String> =
+                rig.metrics.iter().map(|m| format!("{} [{}]", m.name, m.unit.as_str())).collect();
             let _ = writeln!(out, "    metrics: {}", metrics.join(", "));
         }
     }
@@ -130,7 +140,13 @@ mod tests {
 
     #[test]
     fn metric_shows_relative_ci() {
-        let m = MetricValue { value: 100.0, unit: "ns".into(), higher_is_better: false, ci95: Some([99.0, 101.0]), n: Some(5) };
+        let m = MetricValue {
+            value: 100.0,
+            unit: "ns".into(),
+            higher_is_better: false,
+            ci95: Some([99.0, 101.0]),
+            n: Some(5),
+        };
         assert_eq!(metric(&m), "100.0 ns ±1.0%");
     }
 }

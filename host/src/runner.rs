@@ -90,7 +90,13 @@ pub fn run(
 }
 
 fn spawn_failure(why: String) -> ChildRun {
-    ChildRun { messages: vec![], end: End::SpawnFailed(why), stderr_tail: vec![], peak_rss_kib: None, wall: Default::default() }
+    ChildRun {
+        messages: vec![],
+        end: End::SpawnFailed(why),
+        stderr_tail: vec![],
+        peak_rss_kib: None,
+        wall: Default::default(),
+    }
 }
 
 /// `rig k=v k=v`, for progress and tables.

@@ -107,12 +107,17 @@ mod tests {
     fn calibrates_batches_to_the_sample_time() {
         let (mut rig, mut out) = (fake(100), vec![]);
         iterations(&mut rig, &plan(), &mut |m| out.push(m)).unwrap();
-        let samples: Vec<_> = out.iter().filter_map(|m| match m {
-            Message::Sample { iterations, ns } => Some((*iterations, *ns)),
-            _ => None,
-        }).collect();
+        let samples: Vec<_> = out
+            .iter()
+            .filter_map(|m| match m {
+                Message::Sample { iterations, ns } => Some((*iterations, *ns)),
+                _ => None,
+            })
+            .collect();
         assert_eq!(samples, vec![(1000, 100_000); 5]);
-        let Some(Message::Warmup { ns, .. }) = out.iter().find(|m| matches!(m, Message::Warmup { .. })) else { panic!() };
+        let Some(Message::Warmup { ns, .. }) = out.iter().find(|m| matches!(m, Message::Warmup { .. })) else {
+            panic!()
+        };
         assert!(*ns >= 1_000_000 && *ns < 2_000_000, "warm-up {ns}");
         // Every timed batch was prepared with its own size first.
         assert_eq!(rig.prepared.last(), Some(&1000));
@@ -139,10 +144,13 @@ mod tests {
     fn run_style_discards_the_warmup_run() {
         let (mut rig, mut out) = (fake(1), vec![]);
         repetitions(&mut rig, &plan(), &mut |m| out.push(m)).unwrap();
-        let values: Vec<f64> = out.iter().filter_map(|m| match m {
-            Message::Observation { metrics, .. } => Some(metrics["m"]),
-            _ => None,
-        }).collect();
+        let values: Vec<f64> = out
+            .iter()
+            .filter_map(|m| match m {
+                Message::Observation { metrics, .. } => Some(metrics["m"]),
+                _ => None,
+            })
+            .collect();
         assert_eq!(values, [2.0, 3.0, 4.0]);
     }
 }

@@ -34,7 +34,14 @@ impl Summary {
         let n = sorted.len();
         let mean = sorted.iter().sum::<f64>() / n as f64;
         let var = if n > 1 { sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
-        Some(Summary { n, median: median_of_sorted(&sorted), mean, stddev: var.sqrt(), min: sorted[0], max: sorted[n - 1] })
+        Some(Summary {
+            n,
+            median: median_of_sorted(&sorted),
+            mean,
+            stddev: var.sqrt(),
+            min: sorted[0],
+            max: sorted[n - 1],
+        })
     }
 }
 

@@ -13,7 +13,8 @@ fn plugins_built_against_another_plugin_api_are_refused_in_one_line() {
     let sandbox = Sandbox::new();
     let layout = skewed_plugin(Skew::Layout);
     let version = skewed_plugin(Skew::Version);
-    let out = sandbox.cmd().args(["list", "--plugin-dir"]).arg(&layout).arg("--plugin-dir").arg(&version).assert().success();
+    let out =
+        sandbox.cmd().args(["list", "--plugin-dir"]).arg(&layout).arg("--plugin-dir").arg(&version).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
 
     let layout_lines = lines_about(&stdout, "libfixture_skew_layout.so");
@@ -25,7 +26,11 @@ fn plugins_built_against_another_plugin_api_are_refused_in_one_line() {
 
     let version_lines = lines_about(&stdout, "libfixture_skew_version.so");
     assert_eq!(version_lines.len(), 1, "{stdout}");
-    assert!(version_lines[0].contains("built against plugin-api 0.2.0, this benchhost has 0.1.0: "), "{}", version_lines[0]);
+    assert!(
+        version_lines[0].contains("built against plugin-api 0.2.0, this benchhost has 0.1.0: "),
+        "{}",
+        version_lines[0]
+    );
     assert!(version_lines[0].contains("0.2.0") && version_lines[0].len() < 600);
 
     // Asking for the rig of a refused plugin is an error that says so, and names the cause once more.
@@ -54,7 +59,13 @@ fn files_that_are_not_plugins_are_skipped_with_a_note() {
     assert!(junk[0].contains("not a loadable library"), "{}", junk[0]);
     if libz.is_some() {
         let z = lines_about(&stdout, "libz.so");
-        assert_eq!(z, [format!("skipped {}: not a benchhost plugin (it exports no `benchhost_plugin_api_version`)", dir.join("libz.so").display())]);
+        assert_eq!(
+            z,
+            [format!(
+                "skipped {}: not a benchhost plugin (it exports no `benchhost_plugin_api_version`)",
+                dir.join("libz.so").display()
+            )]
+        );
     }
 }
 

@@ -13,7 +13,10 @@ fn seed_lines() -> String {
 #[test]
 fn wal_round_trip_runs_every_codec_and_verifies_the_batch() {
     let sandbox = Sandbox::new();
-    sandbox.write("rigs.toml", "[rig.wal]\nparams = { rows = 300 }\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"] }\n");
+    sandbox.write(
+        "rigs.toml",
+        "[rig.wal]\nparams = { rows = 300 }\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"] }\n",
+    );
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--quick", "--out", "out/r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
     cmd.assert().success().stdout(predicate::str::contains("3 cells, 0 failed"));
@@ -47,23 +50,33 @@ fn a_config_typo_fails_fast_with_position_and_suggestion() {
     sandbox.write("rigs.toml", "[rig.wal]\nparams = { rowz = 10 }\n");
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
-    cmd.assert().code(2).stderr("error: rigs.toml:2:12: unknown parameter `rowz` for rig `wal` (did you mean `rows`?)\n");
+    cmd.assert()
+        .code(2)
+        .stderr("error: rigs.toml:2:12: unknown parameter `rowz` for rig `wal` (did you mean `rows`?)\n");
     assert!(!sandbox.path().join("r.jsonl").exists(), "nothing runs before the matrix is valid");
 
     sandbox.write("bad.toml", "[rig.wal]\nmatrix = { compression = [\"brotli\"] }\n");
     let mut cmd = sandbox.cmd();
     cmd.args(["plan", "--config", "bad.toml", "--plugin-dir"]).arg(workspace_plugins());
-    cmd.assert().code(2).stderr(predicate::str::contains("bad.toml:2:26: `compression = \"brotli\"` is not allowed for rig `wal`"));
+    cmd.assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml:2:26: `compression = \"brotli\"` is not allowed for rig `wal`"));
 }
 
 #[test]
 fn a_rig_whose_plugin_is_not_built_names_the_cargo_command() {
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.path().join("plugins/ghost")).unwrap();
-    sandbox.write("plugins/ghost/Cargo.toml", "[package]\nname = \"rig-ghost\"\n[package.metadata.benchhost]\nrigs = [\"ghost\"]\n");
+    sandbox.write(
+        "plugins/ghost/Cargo.toml",
+        "[package]\nname = \"rig-ghost\"\n[package.metadata.benchhost]\nrigs = [\"ghost\"]\n",
+    );
     let assert = sandbox.cmd().args(["run", "--plugin", "ghost"]).assert().code(2);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    assert!(stderr.contains("error: --plugin: rig `ghost` is not built; build it with `cargo build -p rig-ghost`"), "{stderr}");
+    assert!(
+        stderr.contains("error: --plugin: rig `ghost` is not built; build it with `cargo build -p rig-ghost`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -73,7 +86,10 @@ fn show_reads_seed_003_records_and_survives_a_torn_tail() {
     sandbox.write("seed.jsonl", &text);
     let (records, problems) = sandbox.records("seed.jsonl");
     assert!(problems.is_empty());
-    assert_eq!(records.iter().map(|r| r.kind).collect::<Vec<_>>(), [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
+    assert_eq!(
+        records.iter().map(|r| r.kind).collect::<Vec<_>>(),
+        [Kind::Measurement, Kind::Measurement, Kind::Verdict]
+    );
     assert_eq!(records[0].metrics["records_per_s"].ci95, Some([385000.1, 395000.2]));
     assert_eq!(records[2].variant["split_within_5pct"], true);
 
@@ -84,10 +100,18 @@ fn show_reads_seed_003_records_and_survives_a_torn_tail() {
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(stdout.contains("390007 records/s ±1.3%") && stdout.contains("keep split"), "{stdout}");
-    assert_eq!(stderr.lines().collect::<Vec<_>>(), ["warning: torn.jsonl:4: torn last line skipped (90 bytes, EOF while parsing a string at line 1 column 90)"]);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        ["warning: torn.jsonl:4: torn last line skipped (90 bytes, EOF while parsing a string at line 1 column 90)"]
+    );
 
     sandbox.write("v2.jsonl", &text.replacen("\"schema\":1", "\"schema\":2", 1));
-    sandbox.cmd().args(["show", "v2.jsonl"]).assert().code(2).stderr("error: v2.jsonl:1: schema version 2 is not supported (this benchhost reads schema 1)\n");
+    sandbox
+        .cmd()
+        .args(["show", "v2.jsonl"])
+        .assert()
+        .code(2)
+        .stderr("error: v2.jsonl:1: schema version 2 is not supported (this benchhost reads schema 1)\n");
 }
 
 #[test]
@@ -96,7 +120,8 @@ fn a_new_run_appends_after_a_torn_tail_without_losing_records() {
     let text = seed_lines();
     sandbox.write("r.jsonl", &format!("{text}{{\"schema\":1,\"bench\":\"wal\",\"ki"));
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", "wal", "--set", "rows=50", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
+    cmd.args(["run", "--quick", "--plugin", "wal", "--set", "rows=50", "--out", "r.jsonl", "--plugin-dir"])
+        .arg(workspace_plugins());
     cmd.assert().success();
     let (records, problems) = sandbox.records("r.jsonl");
     assert_eq!(records.len(), 4, "three seed records and the new one");

@@ -81,7 +81,8 @@ fn what_a_rig_prints_goes_to_the_log_not_the_protocol() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", SETTINGS);
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--out", "r.jsonl", "--plugin", "chatty", "--set", "after=1000000000", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["run", "--out", "r.jsonl", "--plugin", "chatty", "--set", "after=1000000000", "--plugin-dir"])
+        .arg(fault_plugins());
     cmd.assert().success();
     let (records, _) = sandbox.records("r.jsonl");
     assert_eq!(records.len(), 1);
@@ -103,6 +104,10 @@ fn run_style_reports_repetitions_and_checks_conservation_per_run() {
     assert_eq!(records[0].metrics["runs"].value, 4.0, "one warm-up run and three repetitions");
     let failure = records[1].failure.as_ref().unwrap();
     assert_eq!(failure.cause, "invariant");
-    assert!(failure.message.starts_with("consumed == produced violated: consumed = 999, produced = 1000"), "{}", failure.message);
+    assert!(
+        failure.message.starts_with("consumed == produced violated: consumed = 999, produced = 1000"),
+        "{}",
+        failure.message
+    );
     assert!(records[1].metrics.is_empty(), "a violated invariant leaves no number behind");
 }

@@ -116,8 +116,7 @@ impl Entry {
 fn create<R: Rig>(params: &str, ctx: &str) -> Result<RigBox, RigError> {
     let params: R::Params =
         serde_json::from_str(params).map_err(|e| RigError::invalid_params(format!("parameters: {e}")))?;
-    let ctx: SetupContext =
-        serde_json::from_str(ctx).map_err(|e| RigError::new(format!("setup context: {e}")))?;
+    let ctx: SetupContext = serde_json::from_str(ctx).map_err(|e| RigError::new(format!("setup context: {e}")))?;
     let rig = R::setup(params, &ctx)?;
     Ok(RigObject_TO::from_value(Adapter { rig: Some(rig) }, TD_Opaque))
 }
@@ -132,7 +131,8 @@ pub fn info(name: &str, version: &str, profile: &str, entries: &[Entry]) -> RStr
             rustc: env!("BENCHHOST_RUSTC_VERSION").into(),
             target: env!("BENCHHOST_TARGET").into(),
         };
-        let info = PluginInfo { api_version: API_VERSION.into(), name: name.into(), version: version.into(), build, rigs };
+        let info =
+            PluginInfo { api_version: API_VERSION.into(), name: name.into(), version: version.into(), build, rigs };
         Ok(serde_json::to_string(&info).expect("plugin info serializes"))
     });
     match result {

@@ -94,8 +94,8 @@ impl Param {
     }
     /// Restricts a number to `min..=max`.
     pub fn range(mut self, min: impl Bound, max: impl Bound) -> Self {
-        self.min = Some(min.as_f64());
-        self.max = Some(max.as_f64());
+        self.min = Some(min.to_f64());
+        self.max = Some(max.to_f64());
         self
     }
     /// Sets the one-line description.
@@ -108,13 +108,13 @@ impl Param {
 /// A number usable as a bound of [`Param::range`]: any primitive integer or float.
 pub trait Bound {
     /// The bound as a float (bounds beyond 2^53 are rounded).
-    fn as_f64(self) -> f64;
+    fn to_f64(self) -> f64;
 }
 
 macro_rules! bound {
     ($($t:ty),*) => {$(
         impl Bound for $t {
-            fn as_f64(self) -> f64 {
+            fn to_f64(self) -> f64 {
                 self as f64
             }
         }
@@ -259,12 +259,24 @@ pub struct Metric {
 impl Metric {
     /// Time per iteration in nanoseconds, lower is better.
     pub fn iter_time(name: &str) -> Self {
-        Metric { name: name.into(), unit: Unit::Nanos, higher_is_better: false, source: Source::IterTime, doc: String::new() }
+        Metric {
+            name: name.into(),
+            unit: Unit::Nanos,
+            higher_is_better: false,
+            source: Source::IterTime,
+            doc: String::new(),
+        }
     }
     /// A throughput: `counter` (work per iteration) over the time per iteration, higher is better.
     /// With [`Unit::MegabytesPerSec`] the counter is in bytes.
     pub fn rate(name: &str, unit: Unit, counter: &str) -> Self {
-        Metric { name: name.into(), unit, higher_is_better: true, source: Source::Rate { counter: counter.into() }, doc: String::new() }
+        Metric {
+            name: name.into(),
+            unit,
+            higher_is_better: true,
+            source: Source::Rate { counter: counter.into() },
+            doc: String::new(),
+        }
     }
     /// A counter of the outcome reported as a metric (for example encoded bytes), lower is better.
     pub fn counter(name: &str, unit: Unit, counter: &str) -> Self {

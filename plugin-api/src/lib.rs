@@ -47,7 +47,9 @@ pub mod testing;
 #[doc(hidden)]
 pub mod abi;
 
-pub use descriptor::{check_invariants, Bound, Descriptor, Invariant, Metric, Op, Operand, Param, ParamType, Source, Style, Unit};
+pub use descriptor::{
+    Bound, Descriptor, Invariant, Metric, Op, Operand, Param, ParamType, Source, Style, Unit, check_invariants,
+};
 pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
 
 /// The plugin-api version, which the host compares with its own when it loads a plugin.
@@ -57,7 +59,7 @@ pub const API_VERSION: &str = abi::API_VERSION;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::abi::{Entry, PluginRef, info, new_rig, root_module};
-    pub use abi_stable::library::{CheckTypeLayout, LibHeader, RootModuleResult, __call_root_module_loader};
+    pub use abi_stable::library::{__call_root_module_loader, CheckTypeLayout, LibHeader, RootModuleResult};
     pub use abi_stable::std_types::{RResult, RStr, RString};
 }
 

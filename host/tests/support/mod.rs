@@ -103,7 +103,11 @@ pub fn skewed_plugin(skew: Skew) -> PathBuf {
     edit(&api.join("Cargo.toml"), "version = \"0.1.0\"", &format!("version = \"{version}\""));
     if let Skew::Layout = skew {
         let abi = api.join("src/abi.rs");
-        edit(&abi, "    pub info: extern \"C\" fn() -> RString,", "    pub info: extern \"C\" fn() -> RString,\n    pub extra: u64,");
+        edit(
+            &abi,
+            "    pub info: extern \"C\" fn() -> RString,",
+            "    pub info: extern \"C\" fn() -> RString,\n    pub extra: u64,",
+        );
         edit(&abi, "Plugin { info, new_rig }", "Plugin { info, extra: 0, new_rig }");
     }
     // The workspace manifest and lock of the real repo, so dependencies resolve (and compile) the same way.
@@ -114,7 +118,11 @@ pub fn skewed_plugin(skew: Skew) -> PathBuf {
         .filter(|l| !l.starts_with("default-members"))
         .map(|l| format!("{l}\n"))
         .collect();
-    std::fs::write(root.join("Cargo.toml"), manifest.replace("version = \"0.1.0\" }", &format!("version = \"{version}\" }}"))).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        manifest.replace("version = \"0.1.0\" }", &format!("version = \"{version}\" }}")),
+    )
+    .unwrap();
     std::fs::copy(repo().join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     std::fs::create_dir_all(root.join("plugin/src")).unwrap();
     std::fs::write(root.join("plugin/Cargo.toml"), SKEW_MANIFEST).unwrap();

@@ -131,7 +131,8 @@ mod tests {
 
     #[test]
     fn compression_shrinks_the_stream() {
-        let size = |codec| testing::run::<Wal>(json!({ "compression": codec }), 1).unwrap().outcome.counters["encoded_bytes"];
+        let size =
+            |codec| testing::run::<Wal>(json!({ "compression": codec }), 1).unwrap().outcome.counters["encoded_bytes"];
         let (none, zstd) = (size("none"), size("zstd"));
         assert!(zstd * 2 < none, "zstd {zstd} vs none {none}");
     }

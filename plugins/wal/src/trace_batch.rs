@@ -56,7 +56,7 @@ pub fn build(rows: usize) -> Result<RecordBatch, ArrowError> {
     let span_id = |i: usize| format!("{i:016x}");
     let repeat = |s: &str| -> ArrayRef { Arc::new(StringArray::from(vec![s; rows])) };
     let start: Vec<i64> = (0..rows).map(|i| START_NS + i as i64 * 1000).collect();
-    let root = |i: usize| i % SPANS_PER_TRACE == 0;
+    let root = |i: usize| i.is_multiple_of(SPANS_PER_TRACE);
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("{:032x}", i / SPANS_PER_TRACE)))),
         Arc::new(StringArray::from_iter_values((0..rows).map(span_id))),
