@@ -9,7 +9,7 @@ use support::{Sandbox, fault_plugins};
 const SETTINGS: &str = r#"
 [defaults]
 warmup = "20ms"
-measurement = "50ms"
+measurement = "200ms"
 samples = 5
 repetitions = 3
 deadline = "3s"
@@ -39,9 +39,9 @@ fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<ben
 #[test]
 fn panic_segfault_and_hang_each_fail_alone() {
     let sandbox = Sandbox::new();
-    // ~1 ms per iteration: warm-up takes ~20 iterations and each sample ~10, so iteration 60 falls in the
-    // middle of the samples and the samples before it are salvaged.
-    let slow = "params = { after = 60, sleep_us = 1000 }";
+    // Warm-up takes ~20 ms and the five samples ~200 ms, so a fault 100 ms into the cell falls among the
+    // samples, and the samples before it are salvaged.
+    let slow = "params = { after_ms = 100, sleep_us = 1000 }";
     let extra = format!("[rig.panics]\n{slow}\n[rig.segfaults]\n{slow}\n[rig.hangs]\n{slow}\n");
     let records = run_between_healthy(&sandbox, &["panics", "segfaults", "hangs"], &extra);
 

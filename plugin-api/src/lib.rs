@@ -124,3 +124,8 @@ mod tests {
         assert_eq!(abi_stable::library::ROOT_MODULE_LOADER_NAME, "_1as_0lib_1header_0root_bmodule_bloader");
     }
 }
+
+/// The README's rig example is compiled and run as a doctest, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExample;
