@@ -18,8 +18,8 @@ pub struct Config {
     pub text: String,
     /// `[defaults]`.
     pub defaults: Settings,
-    /// `[rig.NAME]` tables in file order.
-    pub rigs: IndexMap<Spanned<String>, RigEntry>,
+    /// `[rig.NAME]` tables (or each table of a `[[rig.NAME]]` array) in file order.
+    pub rigs: Vec<(Spanned<String>, RigEntry)>,
 }
 
 /// Measurement settings, in `[defaults]` and overridable per rig.
@@ -53,6 +53,10 @@ pub struct RigEntry {
     /// Partial assignments of axes to skip.
     #[serde(default)]
     pub exclude: Vec<Spanned<IndexMap<Spanned<String>, Spanned<toml::Value>>>>,
+    /// Parameters that replace the file's (fixed or axis) under `--quick`, so a smoke run is short and its
+    /// records still state what ran.
+    #[serde(default)]
+    pub quick: IndexMap<Spanned<String>, Spanned<toml::Value>>,
     /// Settings for this rig's cells.
     pub warmup: Option<Spanned<String>>,
     /// See [`Settings::measurement`].
@@ -71,7 +75,31 @@ struct File {
     #[serde(default)]
     defaults: Settings,
     #[serde(default)]
-    rig: IndexMap<Spanned<String>, RigEntry>,
+    rig: IndexMap<Spanned<String>, Entries>,
+}
+
+/// `[rig.NAME]` (one matrix) or `[[rig.NAME]]` (several matrices of one rig, e.g. arms that need different
+/// fixed parameters).
+struct Entries(Vec<RigEntry>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = Entries;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a [rig.NAME] table or a [[rig.NAME]] array of tables")
+            }
+            // Both forward the original access, so the spans inside the tables survive.
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Entries, A::Error> {
+                RigEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|e| Entries(vec![e]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Entries, A::Error> {
+                Vec::<RigEntry>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Entries)
+            }
+        }
+        deserializer.deserialize_any(OneOrMany)
+    }
 }
 
 /// An error in a config file, pointing at the spot.
@@ -109,17 +137,17 @@ impl Config {
             let message = e.message().lines().next().unwrap_or("invalid TOML").to_string();
             ConfigError { location, message }
         })?;
-        Ok(Config { path: path.to_owned(), text, defaults: file.defaults, rigs: file.rig })
+        let rigs = file
+            .rig
+            .into_iter()
+            .flat_map(|(name, entries)| entries.0.into_iter().map(move |e| (name.clone(), e)))
+            .collect();
+        Ok(Config { path: path.to_owned(), text, defaults: file.defaults, rigs })
     }
 
     /// A config with no file behind it (no `rigs.toml`; rigs run with their defaults).
     pub fn empty() -> Config {
-        Config {
-            path: PathBuf::from("rigs.toml"),
-            text: String::new(),
-            defaults: Settings::default(),
-            rigs: IndexMap::new(),
-        }
+        Config { path: PathBuf::from("rigs.toml"), text: String::new(), defaults: Settings::default(), rigs: vec![] }
     }
 
     /// An error at byte `offset` of the file.
@@ -183,7 +211,20 @@ mod tests {
     fn rigs_keep_file_order() {
         let text = "[rig.zeta]\n[rig.alpha]\n[rig.mid]\n".to_string();
         let config = Config::parse(Path::new("r.toml"), text).unwrap();
-        let names: Vec<&str> = config.rigs.keys().map(|k| k.get_ref().as_str()).collect();
+        let names: Vec<&str> = config.rigs.iter().map(|(k, _)| k.get_ref().as_str()).collect();
         assert_eq!(names, ["zeta", "alpha", "mid"]);
+    }
+
+    #[test]
+    fn an_array_of_tables_gives_one_entry_each_with_spans_intact() {
+        let text = "[[rig.k]]\nparams = { a = 1 }\n[[rig.k]]\nparams = { a = 2 }\n[rig.w]\n".to_string();
+        let config = Config::parse(Path::new("r.toml"), text).unwrap();
+        let names: Vec<&str> = config.rigs.iter().map(|(k, _)| k.get_ref().as_str()).collect();
+        assert_eq!(names, ["k", "k", "w"]);
+        let (key, _) = config.rigs[1].1.params.first().unwrap();
+        assert_eq!(config.error_at(key.span().start, "x").location, "r.toml:4:12");
+        let err = Config::parse(Path::new("r.toml"), "[[rig.k]]\nparmas = 1\n".into()).unwrap_err();
+        assert_eq!(err.location, "r.toml:2:1");
+        assert!(err.message.contains("unknown field `parmas`"), "{err}");
     }
 }

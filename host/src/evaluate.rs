@@ -22,7 +22,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         run: RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() },
         variant: cell.params.clone(),
         metrics: BTreeMap::new(),
-        note: None,
+        note: seen.note.map(str::to_owned),
         plugin: seen.plugin.map(|p| PluginRef {
             name: p.name.clone(),
             version: p.version.clone(),
@@ -69,6 +69,7 @@ struct Seen<'a> {
     observations: Vec<(&'a Values, &'a Counters)>,
     outcome: Option<&'a BTreeMap<String, u64>>,
     error: Option<(Phase, ErrorKind, &'a str)>,
+    note: Option<&'a str>,
     done: bool,
 }
 
@@ -82,6 +83,7 @@ impl<'a> Seen<'a> {
             observations: vec![],
             outcome: None,
             error: None,
+            note: None,
             done: false,
         };
         for message in messages {
@@ -90,7 +92,12 @@ impl<'a> Seen<'a> {
                 Message::Phase { phase } => seen.phase = Some(*phase),
                 Message::Warmup { iterations, ns } => seen.warmup = (*iterations, *ns),
                 Message::Sample { iterations, ns } => seen.samples.push((*iterations, *ns)),
-                Message::Observation { metrics, counters } => seen.observations.push((metrics, counters)),
+                Message::Observation { metrics, counters, note } => {
+                    seen.observations.push((metrics, counters));
+                    if seen.note.is_none() {
+                        seen.note = note.as_deref();
+                    }
+                }
                 Message::Outcome { counters } => seen.outcome = Some(counters),
                 Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
                 Message::Done => seen.done = true,

@@ -147,7 +147,7 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
         .invariant(Invariant::equal("consumed", "produced"));
     let obs = |v: f64, consumed: u64| {
         let o = Observation::new().metric("records_per_s", v).counter("consumed", consumed).counter("produced", 10);
-        Message::Observation { metrics: o.metrics, counters: o.counters }
+        Message::Observation { metrics: o.metrics, counters: o.counters, note: Some("fed live".into()) }
     };
     let outcome = Message::Outcome { counters: BTreeMap::new() };
     let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 10), obs(30.0, 10), outcome.clone(), Message::Done];
@@ -157,6 +157,7 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
     let [lo, hi] = m.ci95.unwrap();
     assert!((hi - 20.0 - 4.303 * 10.0 / 3f64.sqrt()).abs() < 1e-9 && lo < 20.0);
     assert!(!record.metrics.contains_key("p99_gap"), "absent is not zero");
+    assert_eq!(record.note.as_deref(), Some("fed live"), "the rig's note reaches the record");
 
     let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 9), outcome, Message::Done];
     let record = evaluate(&cell(), &rig, &child(messages, End::Exited(0)), &run_info(), None);

@@ -66,7 +66,7 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
     };
     let mut cells = Vec::new();
     for (rig, entry, descriptor) in selected {
-        let points = points(config, &rig, entry, descriptor, &sets)?;
+        let points = points(config, &rig, entry, descriptor, &sets, overrides.quick)?;
         if (cells.len() + points.len()) as u64 > max_cells {
             return Err(config.error_at(
                 0,
@@ -91,16 +91,17 @@ fn select<'a>(
     catalog: &'a dyn Catalog,
     overrides: &Overrides,
 ) -> Result<Selected<'a>, ConfigError> {
-    let whole_file = || config.rigs.iter().map(|(k, e)| (k.get_ref().clone(), Some(k.span().start), Some(e))).collect();
+    let entry = |(k, e): &'a (Spanned<String>, RigEntry)| (k.get_ref().clone(), Some(k.span().start), Some(e));
     let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if overrides.rigs.is_empty() {
-        whole_file()
+        config.rigs.iter().map(entry).collect()
     } else {
+        // Each named rig with all its tables, or with its defaults when the file has none.
         overrides
             .rigs
             .iter()
-            .map(|name| {
-                let found = config.rigs.get_key_value(name.as_str());
-                (name.clone(), found.map(|(k, _)| k.span().start), found.map(|(_, e)| e))
+            .flat_map(|name| {
+                let tables: Vec<_> = config.rigs.iter().filter(|(k, _)| k.get_ref() == name).map(entry).collect();
+                if tables.is_empty() { vec![(name.clone(), None, None)] } else { tables }
             })
             .collect()
     };
@@ -128,6 +129,7 @@ fn points(
     entry: Option<&RigEntry>,
     descriptor: &Descriptor,
     sets: &[(String, toml::Value)],
+    quick: bool,
 ) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
     let mut base: BTreeMap<String, Value> =
         descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
@@ -136,7 +138,7 @@ fn points(
     let entry = entry.unwrap_or(&empty);
     for (key, value) in &entry.params {
         let param = param(config, rig, descriptor, key)?;
-        if entry.matrix.contains_key(key.get_ref().as_str()) {
+        if entry.matrix.keys().any(|k| param.answers_to(k.get_ref())) {
             return Err(config.error_at(
                 key.span().start,
                 format!("`{}` of rig `{rig}` is both a fixed parameter and a matrix axis", key.get_ref()),
@@ -162,12 +164,20 @@ fn points(
         axes.insert(param.name.clone(), checked);
     }
     let excludes = excludes(config, rig, descriptor, entry, &axes)?;
+    for (key, value) in &entry.quick {
+        let param = param(config, rig, descriptor, key)?;
+        let value = check(config, rig, param, value)?;
+        if quick {
+            axes.shift_remove(&param.name);
+            base.insert(param.name.clone(), value);
+        }
+    }
     for (key, value) in sets {
-        if let Some(param) = descriptor.params.iter().find(|p| &p.name == key) {
+        if let Some(param) = descriptor.params.iter().find(|p| p.answers_to(key)) {
             let value = check(config, rig, param, &Spanned::new(0..0, value.clone()))
                 .map_err(|e| ConfigError { location: "--set".into(), message: e.message })?;
-            axes.shift_remove(key);
-            base.insert(key.clone(), value);
+            axes.shift_remove(&param.name);
+            base.insert(param.name.clone(), value);
         }
     }
     let mut points = vec![base];
@@ -224,7 +234,7 @@ fn param<'d>(
     descriptor: &'d Descriptor,
     key: &Spanned<String>,
 ) -> Result<&'d Param, ConfigError> {
-    descriptor.params.iter().find(|p| &p.name == key.get_ref()).ok_or_else(|| {
+    descriptor.params.iter().find(|p| p.answers_to(key.get_ref())).ok_or_else(|| {
         let names = descriptor.params.iter().map(|p| p.name.clone()).collect();
         config.error_at(
             key.span().start,
@@ -308,7 +318,7 @@ fn check_sets_apply(
     _config: &Config,
 ) -> Result<(), ConfigError> {
     for (key, _) in sets {
-        if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| &p.name == key)) {
+        if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| p.answers_to(key))) {
             let names = selected.iter().flat_map(|(_, _, d)| d.params.iter().map(|p| p.name.clone())).collect();
             let rigs: Vec<&str> = selected.iter().map(|(r, _, _)| r.as_str()).collect();
             return Err(ConfigError {

@@ -190,3 +190,30 @@ fn settings_come_from_defaults_then_rig_and_bad_durations_point_at_the_spot() {
         "rigs.toml:2:10: unknown duration unit `fortnight` in `1 fortnight` (use ns, us, ms, s, m or h)"
     );
 }
+
+#[test]
+fn quick_table_replaces_params_only_under_quick_and_is_validated_always() {
+    let text = "[rig.wal]\nmatrix = { rows = [1000, 10000] }\nquick = { rows = 50 }\n";
+    let full = expand_text(text, &Overrides::default()).unwrap();
+    assert_eq!(full.iter().map(|c| c.params["rows"].clone()).collect::<Vec<_>>(), [json!(1000), json!(10000)]);
+    let quick = expand_text(text, &Overrides { quick: true, ..Overrides::default() }).unwrap();
+    assert_eq!(quick.len(), 1);
+    assert_eq!(quick[0].params["rows"], json!(50));
+    assert_eq!(
+        err("[rig.wal]\nquick = { rowz = 5 }\n"),
+        "rigs.toml:2:11: unknown parameter `rowz` for rig `wal` (did you mean `rows`?)"
+    );
+}
+
+#[test]
+fn aliases_and_repeated_tables_of_one_rig() {
+    let mut fake = catalog();
+    fake.rigs[1].params[0] = Param::int("rows", 1000).alias("row_count");
+    let text = "[[rig.wal]]\nparams = { row_count = 7 }\n[[rig.wal]]\nmatrix = { compression = [\"lz4\", \"none\"] }\n";
+    let config = Config::parse(Path::new("rigs.toml"), text.to_string()).unwrap();
+    let cells = expand(&config, &fake, &Overrides { rigs: vec!["wal".into()], ..Overrides::default() }).unwrap();
+    let shown: Vec<(Value, Value)> =
+        cells.iter().map(|c| (c.params["rows"].clone(), c.params["compression"].clone())).collect();
+    assert_eq!(shown, [(json!(7), json!("zstd")), (json!(1000), json!("lz4")), (json!(1000), json!("none"))]);
+    assert!(!cells[0].params.contains_key("row_count"), "records use the canonical name");
+}

@@ -124,6 +124,9 @@ pub enum Message {
         metrics: BTreeMap<String, f64>,
         /// Counters.
         counters: BTreeMap<String, u64>,
+        /// The rig's note on how it measured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// Teardown's counters.
     Outcome {

@@ -8,13 +8,19 @@ use serde_json::Value;
 use crate::loader::Loader;
 use crate::record::{Kind, MetricValue, Record};
 
-/// One row per record: bench, variant, result.
+/// One row per record: bench, variant, result. Of each rig's variant only the keys whose values differ
+/// between its rows are shown (all of them for a single row); the records keep every key.
 pub fn records_table(records: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["#", "bench", "variant", "result"]);
     for (i, record) in records.iter().enumerate() {
-        let variant: Vec<String> = record.variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+        let same_bench: Vec<&&Record> = records.iter().filter(|r| r.bench == record.bench).collect();
+        let varies = |key: &String| {
+            same_bench.len() == 1 || same_bench.iter().any(|r| r.variant.get(key) != record.variant.get(key))
+        };
+        let variant: Vec<String> =
+            record.variant.iter().filter(|(k, _)| varies(k)).map(|(k, v)| format!("{k}={}", plain(v))).collect();
         table.add_row([(i + 1).to_string(), record.bench.clone(), variant.join(" "), result(record)]);
     }
     table.to_string()

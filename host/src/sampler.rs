@@ -60,7 +60,11 @@ pub fn repetitions(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Mess
     emit(Message::Phase { phase: Phase::Measure });
     for _ in 0..plan.repetitions {
         let (observation, _) = rig.run().map_err(|e| (Phase::Measure, e))?;
-        emit(Message::Observation { metrics: observation.metrics, counters: observation.counters });
+        emit(Message::Observation {
+            metrics: observation.metrics,
+            counters: observation.counters,
+            note: observation.note,
+        });
     }
     Ok(())
 }

@@ -61,11 +61,32 @@ pub struct Param {
     /// One line for `benchhost list`.
     #[serde(default)]
     pub doc: String,
+    /// Other names accepted in `rigs.toml` and `--set`; records always use `name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 impl Param {
     fn new(name: &str, ty: ParamType, default: Value) -> Self {
-        Param { name: name.into(), ty, default, allowed: None, min: None, max: None, doc: String::new() }
+        Param {
+            name: name.into(),
+            ty,
+            default,
+            allowed: None,
+            min: None,
+            max: None,
+            doc: String::new(),
+            aliases: vec![],
+        }
+    }
+    /// Whether `key` names this parameter, by its name or an alias.
+    pub fn answers_to(&self, key: &str) -> bool {
+        self.name == key || self.aliases.iter().any(|a| a == key)
+    }
+    /// Accepts `alias` as another name in `rigs.toml` and `--set`.
+    pub fn alias(mut self, alias: &str) -> Self {
+        self.aliases.push(alias.into());
+        self
     }
     /// An integer parameter.
     pub fn int(name: &str, default: i64) -> Self {

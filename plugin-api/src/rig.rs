@@ -129,6 +129,9 @@ pub struct Observation {
     pub metrics: BTreeMap<String, f64>,
     /// Counters of this repetition, checked against the invariants.
     pub counters: BTreeMap<String, u64>,
+    /// How the numbers were obtained, when the parameters alone do not say (copied into the record's `note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Observation {
@@ -144,6 +147,11 @@ impl Observation {
     /// Adds a counter.
     pub fn counter(mut self, name: &str, value: u64) -> Self {
         self.counters.insert(name.into(), value);
+        self
+    }
+    /// Sets the note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
         self
     }
 }

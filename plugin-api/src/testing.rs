@@ -46,10 +46,10 @@ pub fn params(descriptor: &Descriptor, overrides: &Value) -> Result<Value, Strin
         descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
     if let Value::Object(given) = overrides {
         for (key, value) in given {
-            if !params.contains_key(key) {
+            let Some(param) = descriptor.params.iter().find(|p| p.answers_to(key)) else {
                 return Err(format!("rig `{}` has no parameter `{key}`", descriptor.name));
-            }
-            params.insert(key.clone(), value.clone());
+            };
+            params.insert(param.name.clone(), value.clone());
         }
     }
     Ok(Value::Object(params))

@@ -1,0 +1,314 @@
+//! benchhost rig `kafka_topology`: seed 003's consumer-topology benchmark on librdkafka. `perthread` runs one
+//! consumer per thread; `split` runs one consumer whose partition queues are split off to threads. Both
+//! arms share one drain loop and one feed, and differ only in the topology.
+//!
+//! By default the rig starts librdkafka's mock cluster in process; `broker = "host:port"` (or
+//! `bootstrap_servers`) runs the same code against a real cluster. Each repetition is one run: untimed
+//! prefill, then every thread is timed from its first record to the end of its `duration_s` window while
+//! the feed keeps every partition's backlog below the mock's retention limit. A run whose consumers caught
+//! up with the feed, or drained the whole backlog, measured the feed or the emptying, not the consumers'
+//! ceiling: it fails instead of reporting a number. `duration_s = 0` drains exactly `messages` records and
+//! checks that every one was consumed once.
+
+mod cluster;
+mod drain;
+mod feed;
+mod spin;
+mod topology;
+
+use std::time::{Duration, Instant};
+
+use benchhost_plugin_api::{
+    Descriptor, Invariant, Metric, Observation, Outcome, Param, Rig, RigError, SetupContext, Unit,
+};
+use serde::Deserialize;
+
+use crate::cluster::Cluster;
+use crate::drain::{Exit, Limits, ThreadReport};
+use crate::feed::Feed;
+use crate::spin::Spin;
+use crate::topology::{ConsumerSettings, Mode};
+
+/// Backlog bound per partition, in bytes of payload plus record overhead: under the mock cluster's 5 MiB per
+/// partition (with the overhead below overstated), so no record is dropped by retention before it is consumed.
+const BACKLOG_BYTES: u64 = 4 << 20;
+/// Per-record overhead assumed in the backlog bound (record headers, batch framing).
+const RECORD_OVERHEAD: u64 = 100;
+/// Share of a thread's window it may spend caught up with the feed before the run is rejected.
+const STARVED_LIMIT: f64 = 0.05;
+
+/// Parameters of `kafka_topology`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    mode: Mode,
+    partitions: i64,
+    threads: i64,
+    payload_bytes: i64,
+    work_us: i64,
+    queued_min_messages: i64,
+    duration_s: f64,
+    messages: i64,
+    timeout_s: f64,
+    broker: String,
+    brokers: i64,
+    fetch_wait_max_ms: i64,
+    broker_down_ms: i64,
+}
+
+/// The rig.
+pub struct KafkaTopology {
+    cluster: Cluster,
+    settings: ConsumerSettings,
+    mode: Mode,
+    threads: usize,
+    partitions: usize,
+    payload_bytes: usize,
+    messages: u64,
+    window: Option<Duration>,
+    timeout: Duration,
+    broker_down: Duration,
+    spin: Spin,
+    runs: u64,
+}
+
+impl Rig for KafkaTopology {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::run(
+            "kafka_topology",
+            "Kafka consumer topologies on librdkafka: one consumer per thread vs split partition queues",
+        )
+        .param(Param::choice("mode", "perthread", &["perthread", "split"]).doc("consumer topology"))
+        .param(Param::int("partitions", 16).range(1, 4096))
+        .param(Param::int("threads", 4).range(1, 1024))
+        .param(Param::int("payload_bytes", 256).range(1, 1 << 20))
+        .param(Param::int("work_us", 0).range(0, 1_000_000).doc("busy work per record (calibrated spin)"))
+        .param(
+            Param::int("queued_min_messages", 100_000)
+                .range(1, 10_000_000)
+                .doc("librdkafka prefetch depth, same in both modes"),
+        )
+        .param(
+            Param::float("duration_s", 2.0)
+                .range(0, 3600)
+                .doc("window per thread from its first record; 0 drains `messages` exactly"),
+        )
+        .param(
+            Param::int("messages", 100_000_000)
+                .range(1, i64::MAX)
+                .doc("records produced per run at most (exactly, when draining)"),
+        )
+        .param(Param::float("timeout_s", 120.0).range(0.1, 86_400).doc("deadline of one run"))
+        .param(
+            Param::string("broker", "mock")
+                .alias("bootstrap_servers")
+                .doc("`mock` (embedded librdkafka mock cluster) or bootstrap servers"),
+        )
+        .param(Param::int("brokers", 1).allowed([1, 3]).doc("brokers of the mock cluster"))
+        .param(
+            Param::int("fetch_wait_max_ms", 10)
+                .range(0, 60_000)
+                .doc("fetch.wait.max.ms; brokers that hold every fetch need it small"),
+        )
+        .param(
+            Param::int("broker_down_ms", 0)
+                .range(0, 600_000)
+                .doc("mock only: take broker 1 down this long during each run"),
+        )
+        .metric(
+            Metric::observed("records_per_s", Unit::RecordsPerSec, true)
+                .doc("sum over threads of records / own window"),
+        )
+        .metric(
+            Metric::observed("mb_per_s", Unit::MegabytesPerSec, true).doc("payload bytes, 10^6, over the same windows"),
+        )
+        .metric(Metric::observed("consumed", Unit::Records, true))
+        .metric(Metric::observed("elapsed_s", Unit::Seconds, false).doc("mean window of the threads"))
+        .metric(
+            Metric::observed("p99_gap_us", Unit::Micros, false)
+                .doc("99th percentile gap between consecutive records of a thread"),
+        )
+        .metric(
+            Metric::observed("thread_spread_pct", Unit::Percent, false)
+                .doc("(max − min) / mean of per-thread records/s"),
+        )
+        .invariant(Invariant::equal("consumed", "expected"))
+        .invariant(Invariant::zero("duplicates"))
+        .invariant(Invariant::zero("leaked"))
+    }
+
+    fn setup(p: Params, _ctx: &SetupContext) -> Result<Self, RigError> {
+        let positive = |v: i64, name: &str| {
+            usize::try_from(v).map_err(|_| RigError::invalid_params(format!("{name} must be positive")))
+        };
+        let cluster = Cluster::start(&p.broker, p.brokers as i32)?;
+        let topic = format!("bench-p{}-b{}", p.partitions, p.payload_bytes);
+        cluster.ensure_topic(&topic, p.partitions as i32)?;
+        let settings = ConsumerSettings {
+            bootstrap: cluster.bootstrap(),
+            topic,
+            queued_min_messages: p.queued_min_messages as u64,
+            fetch_wait_max_ms: p.fetch_wait_max_ms as u64,
+        };
+        Ok(KafkaTopology {
+            cluster,
+            settings,
+            mode: p.mode,
+            threads: positive(p.threads, "threads")?,
+            partitions: positive(p.partitions, "partitions")?,
+            payload_bytes: positive(p.payload_bytes, "payload_bytes")?,
+            messages: p.messages as u64,
+            window: (p.duration_s > 0.0).then(|| Duration::from_secs_f64(p.duration_s)),
+            timeout: Duration::from_secs_f64(p.timeout_s),
+            broker_down: Duration::from_millis(p.broker_down_ms as u64),
+            spin: Spin::calibrated(p.work_us as u64),
+            runs: 0,
+        })
+    }
+
+    fn run(&mut self) -> Result<Observation, RigError> {
+        self.runs += 1;
+        let high = (BACKLOG_BYTES / (self.payload_bytes as u64 + RECORD_OVERHEAD)).max(1);
+        let mut feed = Feed::new(
+            &self.settings.bootstrap,
+            &self.settings.topic,
+            self.partitions,
+            self.messages,
+            self.payload_bytes,
+            high,
+        )?;
+        let starts = feed.prefill(self.timeout)?;
+        let note = match (self.window, feed.all_sent()) {
+            (Some(w), _) => format!(
+                "live feed: a producer keeps each partition at most {high} records ahead of its consumer (the mock cluster keeps ~5 MiB per partition); each thread is timed over its own {:.2} s window from its first record",
+                w.as_secs_f64()
+            ),
+            (None, true) => format!(
+                "drain: all {} records produced before timing; each thread is timed from its first record until its partitions are empty",
+                self.messages
+            ),
+            (None, false) => format!(
+                "drain: {} records, fed live at most {high} records ahead per partition; each thread is timed from its first record until its partitions are empty",
+                self.messages
+            ),
+        };
+        let shared = feed.shared().clone();
+        let limits = Limits { window: self.window, deadline: Instant::now() + self.timeout };
+        let (cluster, broker_down, window) = (&self.cluster, self.broker_down, self.window);
+        let mut fault = Ok(());
+        let (reports, fed) = std::thread::scope(|s| {
+            let feeder = s.spawn(|| feed.feed(self.timeout));
+            let consumers = topology::Consumers {
+                mode: self.mode,
+                threads: self.threads,
+                settings: &self.settings,
+                starts: &starts,
+                shared: &shared,
+                spin: self.spin,
+                limits,
+            };
+            let reports = topology::consume(&consumers, || {
+                if !broker_down.is_zero() {
+                    // A third into the window (or 200 ms into a drain), for `broker_down_ms`.
+                    std::thread::sleep(window.map_or(Duration::from_millis(200), |w| w / 3));
+                    fault = cluster.set_broker(1, false).and_then(|()| {
+                        std::thread::sleep(broker_down);
+                        cluster.set_broker(1, true)
+                    });
+                }
+            });
+            shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            (reports, feeder.join().expect("the feed does not panic"))
+        });
+        fault?;
+        fed?;
+        Ok(observe(&reports?, &shared, self.window.is_some())?.note(note))
+    }
+
+    fn teardown(self) -> Result<Outcome, RigError> {
+        Ok(Outcome::new().counter("runs", self.runs))
+    }
+}
+
+/// Metrics and counters of one run, or the reason it measured something other than the consumers.
+fn observe(reports: &[ThreadReport], shared: &feed::Shared, windowed: bool) -> Result<Observation, RigError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let active: Vec<&ThreadReport> = reports.iter().filter(|r| r.exit != Exit::Idle && r.consumed > 0).collect();
+    if let Some((t, r)) = reports.iter().enumerate().find(|(_, r)| r.exit == Exit::Timeout) {
+        let consumed: u64 = reports.iter().map(|r| r.consumed).sum();
+        return Err(RigError::new(format!(
+            "the run hit its deadline: thread {t} stopped after {:.1} s with {consumed} records consumed in all{}",
+            r.elapsed.as_secs_f64(),
+            errors_suffix(reports)
+        )));
+    }
+    if windowed && let Some((t, r)) = reports.iter().enumerate().find(|(_, r)| r.exit == Exit::Drained) {
+        return Err(RigError::verification(format!(
+            "thread {t} drained the whole backlog {:.2} s into its window: the rate would measure emptying, not the ceiling; raise `messages` or shorten `duration_s`",
+            r.elapsed.as_secs_f64()
+        )));
+    }
+    if windowed
+        && let Some((t, r)) =
+            active.iter().enumerate().find(|(_, r)| r.starved.as_secs_f64() > STARVED_LIMIT * r.elapsed.as_secs_f64())
+    {
+        return Err(RigError::verification(format!(
+            "thread {t} was caught up with the feed for {:.0}% of its window: the rate would measure the producer, not the consumers",
+            100.0 * r.starved.as_secs_f64() / r.elapsed.as_secs_f64().max(1e-9)
+        )));
+    }
+    if active.is_empty() {
+        return Err(RigError::new(format!("no thread consumed a record{}", errors_suffix(reports))));
+    }
+    let rates: Vec<f64> = active.iter().map(|r| r.consumed as f64 / r.elapsed.as_secs_f64().max(1e-9)).collect();
+    let mb: f64 = active.iter().map(|r| r.bytes as f64 / 1e6 / r.elapsed.as_secs_f64().max(1e-9)).sum();
+    let mean_rate = rates.iter().sum::<f64>() / rates.len() as f64;
+    let spread = rates.iter().cloned().fold(f64::MIN, f64::max) - rates.iter().cloned().fold(f64::MAX, f64::min);
+    let mut gaps = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("valid bounds");
+    for r in reports {
+        gaps.add(&r.gaps).map_err(|e| RigError::new(format!("merging gap histograms: {e}")))?;
+    }
+    let consumed: u64 = reports.iter().map(|r| r.consumed).sum();
+    let produced: u64 = shared.delivered.iter().map(|d| d.0.load(Relaxed) as u64).sum();
+    // Drain runs must consume every delivered record; windowed runs every offset below where each partition
+    // stopped. Either way, one gap or duplicate breaks `consumed == expected`.
+    let expected = if windowed {
+        reports.iter().flat_map(|r| &r.partitions).map(|(_, start, next)| (next - start) as u64).sum()
+    } else {
+        produced
+    };
+    let mut observation = Observation::new()
+        .metric("records_per_s", rates.iter().sum())
+        .metric("mb_per_s", mb)
+        .metric("consumed", consumed as f64)
+        .metric("elapsed_s", active.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>() / active.len() as f64)
+        .counter("consumed", consumed)
+        .counter("expected", expected)
+        .counter("produced", produced)
+        .counter("duplicates", reports.iter().map(|r| r.duplicates).sum())
+        .counter("skipped_offsets", reports.iter().map(|r| r.skipped).sum())
+        .counter("leaked", reports.iter().map(|r| r.leaked).sum())
+        .counter("poll_errors", reports.iter().map(|r| r.errors.0).sum());
+    if !gaps.is_empty() {
+        observation = observation.metric("p99_gap_us", gaps.value_at_quantile(0.99) as f64 / 1e3);
+    }
+    if active.len() > 1 && mean_rate > 0.0 {
+        observation = observation.metric("thread_spread_pct", 100.0 * spread / mean_rate);
+    }
+    Ok(observation)
+}
+
+fn errors_suffix(reports: &[ThreadReport]) -> String {
+    let count: u64 = reports.iter().map(|r| r.errors.0).sum();
+    match reports.iter().find_map(|r| r.errors.1.clone()) {
+        Some(first) => format!("; {count} poll errors, first: {first}"),
+        None => String::new(),
+    }
+}
+
+benchhost_plugin_api::export_rigs![KafkaTopology];
+
+#[cfg(test)]
+mod tests;
