@@ -41,16 +41,18 @@
 #![warn(missing_docs)]
 
 mod descriptor;
+mod invariant;
 mod rig;
 pub mod testing;
+mod unit;
 
 #[doc(hidden)]
 pub mod abi;
 
-pub use descriptor::{
-    Bound, Descriptor, Invariant, Metric, Op, Operand, Param, ParamType, Source, Style, Unit, check_invariants,
-};
+pub use descriptor::{Bound, Descriptor, Metric, Param, ParamType, Source, Style};
+pub use invariant::{Invariant, Op, Operand, check_invariants};
 pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
+pub use unit::Unit;
 
 /// The plugin-api version, which the host compares with its own when it loads a plugin.
 pub const API_VERSION: &str = abi::API_VERSION;

@@ -91,6 +91,6 @@ fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext,
     let labels: Vec<String> = (1..=observations.len()).map(|i| format!("run {i}")).collect();
     let mut sets = vec![("outcome", &outcome.counters)];
     sets.extend(labels.iter().map(String::as_str).zip(observations.iter().map(|o| &o.counters)));
-    crate::descriptor::check_invariants(&descriptor.invariants, &sets).map_err(|v| v.join("; "))?;
+    crate::check_invariants(&descriptor.invariants, &sets).map_err(|v| v.join("; "))?;
     Ok(Report { outcome, observations })
 }

@@ -1,0 +1,128 @@
+//! Conservation laws over a rig's counters (`consumed == produced`, `leaked == 0`), checked by the host: a
+//! violation turns the record into a `failure`, never a number.
+
+use serde::{Deserialize, Serialize};
+
+/// A comparison operator of an [`Invariant`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// `==`
+    Eq,
+    /// `<=`
+    Le,
+    /// `>=`
+    Ge,
+}
+
+/// The right-hand side of an [`Invariant`]: another counter or a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operand {
+    /// Another counter of the same outcome.
+    Counter(String),
+    /// A constant.
+    Value(u64),
+}
+
+/// A conservation law over the counters of an outcome, checked by the host. A violation turns the record
+/// into a `failure`.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::Invariant;
+/// let rows = Invariant::equal("rows_out", "rows_in");
+/// let leaks = Invariant::zero("leaked");
+/// assert_eq!(rows.to_string(), "rows_out == rows_in");
+/// assert_eq!(leaks.to_string(), "leaked == 0");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invariant {
+    /// Counter on the left.
+    pub left: String,
+    /// Operator.
+    pub op: Op,
+    /// Counter or constant on the right.
+    pub right: Operand,
+}
+
+impl Invariant {
+    /// `left == right`, both counters.
+    pub fn equal(left: &str, right: &str) -> Self {
+        Invariant { left: left.into(), op: Op::Eq, right: Operand::Counter(right.into()) }
+    }
+    /// `counter == 0`.
+    pub fn zero(counter: &str) -> Self {
+        Invariant { left: counter.into(), op: Op::Eq, right: Operand::Value(0) }
+    }
+    /// `left op value`.
+    pub fn compare(left: &str, op: Op, value: u64) -> Self {
+        Invariant { left: left.into(), op, right: Operand::Value(value) }
+    }
+}
+
+impl Invariant {
+    /// Evaluates the invariant over `counters`. A counter the outcome does not have is a violation too.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use benchhost_plugin_api::Invariant;
+    /// let counters = BTreeMap::from([("in".to_string(), 5), ("out".to_string(), 4)]);
+    /// let err = Invariant::equal("out", "in").check(&counters).unwrap_err();
+    /// assert_eq!(err, "out == in violated: out = 4, in = 5");
+    /// ```
+    pub fn check(&self, counters: &std::collections::BTreeMap<String, u64>) -> Result<(), String> {
+        let get = |name: &str| counters.get(name).copied().ok_or_else(|| format!("{self}: no counter `{name}`"));
+        let left = get(&self.left)?;
+        let (right, right_text) = match &self.right {
+            Operand::Counter(c) => {
+                let v = get(c)?;
+                (v, format!(", {c} = {v}"))
+            }
+            Operand::Value(v) => (*v, String::new()),
+        };
+        let holds = match self.op {
+            Op::Eq => left == right,
+            Op::Le => left <= right,
+            Op::Ge => left >= right,
+        };
+        if holds { Ok(()) } else { Err(format!("{self} violated: {} = {left}{right_text}", self.left)) }
+    }
+}
+
+/// Checks every invariant against every labelled counter set that has its left-hand counter (the outcome,
+/// and each run's observation); an invariant whose counter appears in no set is violated too. Returns the
+/// violations, each naming its set when there is more than one.
+pub fn check_invariants(
+    invariants: &[Invariant],
+    sets: &[(&str, &std::collections::BTreeMap<String, u64>)],
+) -> Result<(), Vec<String>> {
+    let mut violations = Vec::new();
+    for invariant in invariants {
+        let applicable: Vec<_> = sets.iter().filter(|(_, c)| c.contains_key(&invariant.left)).collect();
+        if applicable.is_empty() {
+            violations.push(format!("{invariant}: no counter `{}` was reported", invariant.left));
+        }
+        for (label, counters) in applicable {
+            if let Err(e) = invariant.check(counters) {
+                violations.push(if sets.len() > 1 { format!("{e} ({label})") } else { e });
+            }
+        }
+    }
+    if violations.is_empty() { Ok(()) } else { Err(violations) }
+}
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self.op {
+            Op::Eq => "==",
+            Op::Le => "<=",
+            Op::Ge => ">=",
+        };
+        match &self.right {
+            Operand::Counter(c) => write!(f, "{} {op} {c}", self.left),
+            Operand::Value(v) => write!(f, "{} {op} {v}", self.left),
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The one registry of units every record uses. Nothing else may be written as a unit.
+
+use serde::{Deserialize, Serialize};
+
+/// A unit from the one registry every record uses. Nothing else may be written as a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Nanoseconds.
+    #[serde(rename = "ns")]
+    Nanos,
+    /// Microseconds.
+    #[serde(rename = "us")]
+    Micros,
+    /// Milliseconds.
+    #[serde(rename = "ms")]
+    Millis,
+    /// Seconds.
+    #[serde(rename = "s")]
+    Seconds,
+    /// Records per second.
+    #[serde(rename = "records/s")]
+    RecordsPerSec,
+    /// Rows per second.
+    #[serde(rename = "rows/s")]
+    RowsPerSec,
+    /// Operations per second.
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// Megabytes (10^6 bytes) per second.
+    #[serde(rename = "MB/s")]
+    MegabytesPerSec,
+    /// Bytes.
+    #[serde(rename = "bytes")]
+    Bytes,
+    /// A count of records.
+    #[serde(rename = "records")]
+    Records,
+    /// A count of rows.
+    #[serde(rename = "rows")]
+    Rows,
+    /// A count of files.
+    #[serde(rename = "files")]
+    Files,
+    /// A count of allocations.
+    #[serde(rename = "allocs")]
+    Allocs,
+    /// A dimensionless ratio.
+    #[serde(rename = "ratio")]
+    Ratio,
+    /// A percentage.
+    #[serde(rename = "%")]
+    Percent,
+}
+
+impl Unit {
+    /// Every unit, in registry order.
+    pub const ALL: [Unit; 15] = [
+        Unit::Nanos,
+        Unit::Micros,
+        Unit::Millis,
+        Unit::Seconds,
+        Unit::RecordsPerSec,
+        Unit::RowsPerSec,
+        Unit::OpsPerSec,
+        Unit::MegabytesPerSec,
+        Unit::Bytes,
+        Unit::Records,
+        Unit::Rows,
+        Unit::Files,
+        Unit::Allocs,
+        Unit::Ratio,
+        Unit::Percent,
+    ];
+
+    /// The spelling used in records, e.g. `"MB/s"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ns",
+            Unit::Micros => "us",
+            Unit::Millis => "ms",
+            Unit::Seconds => "s",
+            Unit::RecordsPerSec => "records/s",
+            Unit::RowsPerSec => "rows/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::MegabytesPerSec => "MB/s",
+            Unit::Bytes => "bytes",
+            Unit::Records => "records",
+            Unit::Rows => "rows",
+            Unit::Files => "files",
+            Unit::Allocs => "allocs",
+            Unit::Ratio => "ratio",
+            Unit::Percent => "%",
+        }
+    }
+
+    /// Parses a registry spelling.
+    pub fn parse(s: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.as_str() == s)
+    }
+}
