@@ -95,25 +95,25 @@ pub fn consume(run: &Consumers<'_>, during: impl FnOnce()) -> Result<Vec<ThreadR
     match mode {
         Mode::Perthread => {
             let consumers = (0..threads)
-                .map(|t| {
-                    let mine = owned(t, threads, starts);
-                    let consumer = settings.consumer()?;
-                    if !mine.is_empty() {
-                        consumer.assign(&settings.assignment(&mine)?)?;
-                    }
-                    Ok((consumer, mine))
-                })
+                .map(|t| Ok((settings.consumer()?, owned(t, threads, starts))))
                 .collect::<Result<Vec<_>, RigError>>()?;
-            Ok(thread::scope(|s| {
+            thread::scope(|s| {
                 let handles: Vec<_> = consumers
                     .iter()
                     .map(|(consumer, mine)| {
-                        s.spawn(move || drain(&[Source::Consumer(consumer)], None, mine, shared, &spin, limits))
+                        s.spawn(move || {
+                            // Assigned by its own thread right before its loop, so librdkafka cannot prefetch an
+                            // untimed head start while other threads are still being set up.
+                            if !mine.is_empty() {
+                                consumer.assign(&settings.assignment(mine)?)?;
+                            }
+                            Ok(drain(&[Source::Consumer(consumer)], None, mine, shared, &spin, limits))
+                        })
                     })
                     .collect();
                 during();
                 handles.into_iter().map(|h| h.join().expect("drain threads do not panic")).collect()
-            }))
+            })
         }
         Mode::Split => {
             let consumer = Arc::new(settings.consumer()?);
@@ -127,8 +127,10 @@ pub fn consume(run: &Consumers<'_>, during: impl FnOnce()) -> Result<Vec<ThreadR
                 }
             }
             let all: Vec<(usize, i64)> = starts.iter().enumerate().filter_map(|(p, s)| s.map(|s| (p, s))).collect();
-            consumer.assign(&settings.assignment(&all)?)?;
+            let assignment = settings.assignment(&all)?;
             let reports = thread::scope(|s| {
+                // Assigned right before the threads start, for the same reason as in perthread.
+                consumer.assign(&assignment)?;
                 let handles: Vec<_> = (0..threads)
                     .map(|t| {
                         let mine = owned(t, threads, starts);
@@ -139,10 +141,10 @@ pub fn consume(run: &Consumers<'_>, during: impl FnOnce()) -> Result<Vec<ThreadR
                     })
                     .collect();
                 during();
-                handles.into_iter().map(|h| h.join().expect("drain threads do not panic")).collect()
+                Ok(handles.into_iter().map(|h| h.join().expect("drain threads do not panic")).collect())
             });
             drop(queues);
-            Ok(reports)
+            reports
         }
     }
 }
