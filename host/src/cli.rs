@@ -8,11 +8,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{Config, parse_duration};
+use crate::config::{Config, parse_duration, parse_fraction};
 use crate::loader::Loader;
 use crate::matrix::{self, Overrides};
 use crate::record::Kind;
 use crate::runner::{self, ChildExecutor};
+use crate::stats::Sampling;
 use crate::{provenance, reader, report};
 
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
@@ -72,6 +73,26 @@ struct MatrixArgs {
     /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
     #[arg(long, value_name = "N")]
     max_cells: Option<u64>,
+    /// Iterations per sample: flat (all equal; median) or linear (n, 2n, 3n...; slope).
+    #[arg(long, value_name = "flat|linear", value_parser = parse_sampling)]
+    sampling: Option<Sampling>,
+    /// Sample until the CI95 half-width of the time per iteration is within this, e.g. 1% (or the budget).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction)]
+    target_ci: Option<f64>,
+    /// Sampling time allowed with --target-ci [default: 3 x measurement].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    budget: Option<Duration>,
+    /// Bootstrap resamples for each CI95 [default: 10000].
+    #[arg(long, value_name = "N")]
+    resamples: Option<u32>,
+}
+
+fn parse_sampling(text: &str) -> Result<Sampling, String> {
+    match text {
+        "flat" => Ok(Sampling::Flat),
+        "linear" => Ok(Sampling::Linear),
+        _ => Err(format!("`{text}` is not flat or linear")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +163,10 @@ fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
         quick: args.quick,
         deadline: args.deadline,
         max_cells: args.max_cells,
+        sampling: args.sampling,
+        target_ci: args.target_ci,
+        budget: args.budget,
+        resamples: args.resamples,
     };
     let cells = matrix::expand(&config, &loader, &overrides)?;
     Ok((loader, cells))

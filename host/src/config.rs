@@ -38,6 +38,14 @@ pub struct Settings {
     pub deadline: Option<Spanned<String>>,
     /// Largest matrix accepted (defaults only).
     pub max_cells: Option<Spanned<u64>>,
+    /// `flat` or `linear` iterations per sample.
+    pub sampling: Option<Spanned<String>>,
+    /// Stop sampling once the CI95 half-width is within this share of the estimate, e.g. `"1%"`.
+    pub target_ci: Option<Spanned<String>>,
+    /// Sampling time allowed when `target_ci` is set.
+    pub budget: Option<Spanned<String>>,
+    /// Bootstrap resamples for the CI95.
+    pub resamples: Option<Spanned<u32>>,
 }
 
 /// One `[rig.NAME]` table.
@@ -67,6 +75,14 @@ pub struct RigEntry {
     pub repetitions: Option<Spanned<u32>>,
     /// See [`Settings::deadline`].
     pub deadline: Option<Spanned<String>>,
+    /// `flat` or `linear` iterations per sample.
+    pub sampling: Option<Spanned<String>>,
+    /// Stop sampling once the CI95 half-width is within this share of the estimate, e.g. `"1%"`.
+    pub target_ci: Option<Spanned<String>>,
+    /// Sampling time allowed when `target_ci` is set.
+    pub budget: Option<Spanned<String>>,
+    /// Bootstrap resamples for the CI95.
+    pub resamples: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +177,19 @@ fn location(path: &Path, text: &str, offset: usize) -> String {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     format!("{}:{line}:{column}", path.display())
+}
+
+/// Parses `"1%"` (or `"0.01"`) into a fraction.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (text, 1.0),
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v > 0.0 && v * scale < 1.0 => Ok(v * scale),
+        _ => Err(format!("`{text}` is not a precision between 0 and 100% (try \"1%\")")),
+    }
 }
 
 /// Parses `"1s"`, `"500ms"`, `"2m"`, `"1.5s"`, `"250us"`, `"100ns"`, `"1h"`.

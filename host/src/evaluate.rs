@@ -8,7 +8,7 @@ use benchhost_plugin_api::{Descriptor, ErrorKind, Source, Style, Unit, check_inv
 
 use crate::executor::{ChildRun, End, signal_name};
 use crate::matrix::Cell;
-use crate::protocol::{Message, Phase};
+use crate::protocol::{Message, Phase, Plan};
 use crate::record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo, SCHEMA};
 use crate::stats::{self, Summary};
 
@@ -42,7 +42,9 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
             record.checks = checks(descriptor, &seen);
             match record.checks.iter().find(|c| !c.ok) {
                 Some(broken) => Some(failure_of("invariant", None, broken.detail.clone().unwrap_or_default())),
-                None => metrics(descriptor, &seen, &mut record).err().map(|m| failure_of("metrics", None, m)),
+                None => {
+                    metrics(descriptor, &cell.plan, &seen, &mut record).err().map(|m| failure_of("metrics", None, m))
+                }
             }
         }
     };
@@ -70,6 +72,7 @@ struct Seen<'a> {
     outcome: Option<&'a BTreeMap<String, u64>>,
     error: Option<(Phase, ErrorKind, &'a str)>,
     note: Option<&'a str>,
+    stop: Option<&'a str>,
     done: bool,
 }
 
@@ -84,6 +87,7 @@ impl<'a> Seen<'a> {
             outcome: None,
             error: None,
             note: None,
+            stop: None,
             done: false,
         };
         for message in messages {
@@ -101,6 +105,7 @@ impl<'a> Seen<'a> {
                 Message::Outcome { counters } => seen.outcome = Some(counters),
                 Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
                 Message::Done => seen.done = true,
+                Message::Stopped { reason } => seen.stop = Some(reason),
                 Message::Hello { .. } | Message::Rejected { .. } => {}
             }
         }
@@ -181,7 +186,7 @@ fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
         .collect()
 }
 
-fn metrics(descriptor: &Descriptor, seen: &Seen<'_>, record: &mut Record) -> Result<(), String> {
+fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut Record) -> Result<(), String> {
     let outcome = seen.outcome.cloned().unwrap_or_default();
     let counter = |name: &str, metric: &str| {
         outcome
@@ -190,27 +195,28 @@ fn metrics(descriptor: &Descriptor, seen: &Seen<'_>, record: &mut Record) -> Res
             .ok_or_else(|| format!("metric `{metric}` needs counter `{name}`, which the outcome lacks"))
     };
     let times: Vec<f64> = seen.samples.iter().map(|&(n, ns)| ns as f64 / n.max(1) as f64).collect();
+    // Median (flat) or slope (linear) with a seeded bootstrap CI; computed once, shared by time and rates.
+    let estimate = stats::time_per_iteration(&seen.samples, plan.sampling, plan.resamples as usize);
     let mut stats = BTreeMap::new();
     for metric in &descriptor.metrics {
         let (unit, hib) = (metric.unit.as_str().to_string(), metric.higher_is_better);
         let value = match (&metric.source, descriptor.style) {
             (Source::IterTime, Style::Iterations) => {
-                let summary = Summary::of(&times).ok_or("no samples were taken")?;
-                stats.insert(metric.name.clone(), summary);
+                let estimate = estimate.ok_or("no samples were taken")?;
+                stats.insert(metric.name.clone(), Summary::of(&times).ok_or("no samples were taken")?);
                 let n = Some(times.len() as u64);
-                MetricValue { value: summary.median, unit, higher_is_better: hib, ci95: stats::median_ci95(&times), n }
+                MetricValue { value: estimate.value, unit, higher_is_better: hib, ci95: estimate.ci95, n }
             }
             (Source::Rate { counter: c }, Style::Iterations) => {
+                let estimate = estimate.ok_or("no samples were taken")?;
                 let per_iteration = counter(c, &metric.name)? as f64;
                 let scale = per_iteration * per_second(metric.unit);
                 let rates: Vec<f64> = times.iter().map(|t| scale / t).collect();
-                let summary = Summary::of(&rates).ok_or("no samples were taken")?;
-                stats.insert(metric.name.clone(), summary);
-                let median_time = Summary::of(&times).map(|s| s.median).unwrap_or(f64::NAN);
+                stats.insert(metric.name.clone(), Summary::of(&rates).ok_or("no samples were taken")?);
                 // The rate's CI is the time's CI inverted, so the two metrics never disagree.
-                let ci95 = stats::median_ci95(&times).map(|[lo, hi]| [scale / hi, scale / lo]);
+                let ci95 = estimate.ci95.map(|[lo, hi]| [scale / hi, scale / lo]);
                 MetricValue {
-                    value: scale / median_time,
+                    value: scale / estimate.value,
                     unit,
                     higher_is_better: hib,
                     ci95,
@@ -264,6 +270,9 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         warmup_iterations: seen.warmup.0,
         samples,
         iterations_per_sample: seen.samples.first().map(|&(n, _)| n),
+        sampling: (!seen.samples.is_empty()).then_some(cell.plan.sampling),
+        stop: seen.stop.map(str::to_owned),
+        target_ci: cell.plan.target_ci.filter(|_| !seen.samples.is_empty()),
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,
         stats: BTreeMap::new(),

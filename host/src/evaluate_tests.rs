@@ -9,7 +9,7 @@ use crate::protocol::Plan;
 
 fn cell() -> Cell {
     let params = BTreeMap::from([("rows".to_string(), json!(1000))]);
-    let plan = Plan { warmup_ns: 0, samples: 3, sample_ns: 1, repetitions: 3 };
+    let plan = Plan::flat(0, 3, 1, 3);
     Cell { index: 4, rig: "r".into(), params, plan, deadline: Duration::from_secs(1) }
 }
 

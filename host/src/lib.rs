@@ -6,6 +6,7 @@
 //! Stages share no state: `matrix` (what to run) → `runner`/`executor` (one child per cell, which runs
 //! `sampler`) → `evaluate` and `stats` (numbers and checks, pure) → `sink` (records) → `report` (text).
 
+pub mod bootstrap;
 pub mod child;
 pub mod cli;
 pub mod config;
@@ -21,5 +22,6 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod sampler;
+pub mod settings;
 pub mod sink;
 pub mod stats;

@@ -9,8 +9,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 use toml::Spanned;
 
-use crate::config::{Config, ConfigError, RigEntry, Settings, parse_duration};
+use crate::config::{Config, ConfigError, RigEntry};
 use crate::protocol::Plan;
+use crate::stats::Sampling;
 
 /// One point of the matrix: one rig, one full set of parameter values.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,14 @@ pub struct Overrides {
     pub deadline: Option<Duration>,
     /// `--max-cells`.
     pub max_cells: Option<u64>,
+    /// `--sampling`.
+    pub sampling: Option<Sampling>,
+    /// `--target-ci`, a fraction (0.01 for 1%).
+    pub target_ci: Option<f64>,
+    /// `--budget`.
+    pub budget: Option<Duration>,
+    /// `--resamples`.
+    pub resamples: Option<u32>,
 }
 
 /// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.
@@ -76,7 +85,7 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
                 ),
             ));
         }
-        let (plan, deadline) = settings(config, entry, overrides)?;
+        let (plan, deadline) = crate::settings::resolve(config, entry, overrides)?;
         for params in points {
             cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline });
         }
@@ -332,46 +341,6 @@ fn check_sets_apply(
         }
     }
     Ok(())
-}
-
-fn settings(config: &Config, entry: Option<&RigEntry>, overrides: &Overrides) -> Result<(Plan, Duration), ConfigError> {
-    let d: &Settings = &config.defaults;
-    let e = entry.cloned().unwrap_or_default();
-    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig
-        .as_ref()
-        .or(file.as_ref())
-    {
-        Some(s) => parse_duration(s.get_ref()).map_err(|m| config.error_at(s.span().start, m)),
-        None => Ok(default),
-    };
-    let count = |rig: &Option<Spanned<u32>>, file: &Option<Spanned<u32>>, default: u32| -> Result<u32, ConfigError> {
-        match rig.as_ref().or(file.as_ref()) {
-            Some(s) if *s.get_ref() == 0 => Err(config.error_at(s.span().start, "must be at least 1")),
-            Some(s) => Ok(*s.get_ref()),
-            None => Ok(default),
-        }
-    };
-    let mut warmup = duration(&e.warmup, &d.warmup, Duration::from_secs(1))?;
-    let mut measurement = duration(&e.measurement, &d.measurement, Duration::from_secs(3))?;
-    let mut samples = count(&e.samples, &d.samples, 30)?;
-    let mut repetitions = count(&e.repetitions, &d.repetitions, 5)?;
-    let mut deadline = duration(&e.deadline, &d.deadline, Duration::from_secs(600))?;
-    if overrides.quick {
-        warmup = warmup.min(Duration::from_millis(100));
-        measurement = measurement.min(Duration::from_millis(300));
-        samples = samples.min(10);
-        repetitions = repetitions.min(2);
-    }
-    if let Some(cli) = overrides.deadline {
-        deadline = cli;
-    }
-    let plan = Plan {
-        warmup_ns: warmup.as_nanos() as u64,
-        samples,
-        sample_ns: (measurement.as_nanos() / u128::from(samples)) as u64,
-        repetitions,
-    };
-    Ok((plan, deadline))
 }
 
 /// `" (did you mean `x`?)"` when one candidate is close to `name`, else empty.

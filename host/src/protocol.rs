@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use benchhost_plugin_api::ErrorKind;
+
+use crate::stats::Sampling;
 use benchhost_plugin_api::abi::PluginInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,6 +62,42 @@ pub struct Plan {
     pub sample_ns: u64,
     /// Runs to do (run style).
     pub repetitions: u32,
+    /// Flat or linear growth of the iterations per sample.
+    #[serde(default)]
+    pub sampling: Sampling,
+    /// With a target: stop sampling once the CI95 half-width of the time per iteration is within this fraction
+    /// of the estimate (after at least [`MIN_TARGET_SAMPLES`]), or when `budget_ns` of sampling is spent.
+    #[serde(default)]
+    pub target_ci: Option<f64>,
+    /// Sampling time allowed when `target_ci` is set.
+    #[serde(default)]
+    pub budget_ns: u64,
+    /// Bootstrap resamples for the CI95 (analysis in the parent; seeded, so reproducible).
+    #[serde(default = "default_resamples")]
+    pub resamples: u32,
+}
+
+/// Fewest samples before a target precision may stop sampling.
+pub const MIN_TARGET_SAMPLES: usize = 5;
+
+fn default_resamples() -> u32 {
+    10_000
+}
+
+impl Plan {
+    /// A flat plan without target, for tests and defaults.
+    pub fn flat(warmup_ns: u64, samples: u32, sample_ns: u64, repetitions: u32) -> Plan {
+        Plan {
+            warmup_ns,
+            samples,
+            sample_ns,
+            repetitions,
+            sampling: Sampling::Flat,
+            target_ci: None,
+            budget_ns: 0,
+            resamples: 10_000,
+        }
+    }
 }
 
 /// Phases of a cell, named in errors and failures.
@@ -110,6 +148,11 @@ pub enum Message {
         iterations: u64,
         /// Time spent in timed batches.
         ns: u64,
+    },
+    /// Sampling ended, and why: `samples` (the planned count), `target` (the CI target was met) or `budget`.
+    Stopped {
+        /// Why.
+        reason: String,
     },
     /// One timed batch.
     Sample {

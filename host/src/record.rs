@@ -130,9 +130,18 @@ pub struct CellInfo {
     pub warmup_iterations: u64,
     /// Timed samples (iterations style) or repetitions (run style) taken.
     pub samples: u64,
-    /// Iterations in each sample (iterations style).
+    /// Iterations in each sample (iterations style; linear sampling: in the first, sample i runs i times it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations_per_sample: Option<u64>,
+    /// `flat` or `linear` (iterations style).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::stats::Sampling>,
+    /// Why sampling ended: `samples` (the planned count), `target` (the CI target was met) or `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    /// The CI target sampled for, as a fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
     /// Wall time of the whole child process, ms.
     pub wall_ms: u64,
     /// Peak resident set of the child process, KiB.

@@ -3,7 +3,8 @@
 
 use benchhost_plugin_api::{Observation, RigError};
 
-use crate::protocol::{Message, Phase, Plan};
+use crate::protocol::{MIN_TARGET_SAMPLES, Message, Phase, Plan};
+use crate::stats::{self, Sampling};
 
 /// The rig as the sampler sees it.
 pub trait Measure {
@@ -41,13 +42,50 @@ pub fn iterations(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Messa
     emit(Message::Warmup { iterations: done, ns: spent });
 
     emit(Message::Phase { phase: Phase::Measure });
+    // Flat: every sample runs `batch` iterations. Linear: sample i runs i·d, with d chosen so the planned
+    // samples together last about as long as the flat ones would.
     let batch = ((plan.sample_ns as f64 / per_iteration).ceil() as u64).max(1);
-    for _ in 0..plan.samples {
-        rig.prepare(batch).map_err(|e| (Phase::Measure, e))?;
-        let ns = rig.measure(batch).map_err(|e| (Phase::Measure, e))?;
-        emit(Message::Sample { iterations: batch, ns });
-    }
+    let samples = u64::from(plan.samples);
+    let step = ((batch * samples) as f64 / (samples * (samples + 1) / 2) as f64).ceil().max(1.0) as u64;
+    let (mut taken, mut spent) = (Vec::new(), 0u64);
+    let reason = loop {
+        let n = match plan.sampling {
+            Sampling::Flat => batch,
+            Sampling::Linear => step * (taken.len() as u64 + 1),
+        };
+        rig.prepare(n).map_err(|e| (Phase::Measure, e))?;
+        let ns = rig.measure(n).map_err(|e| (Phase::Measure, e))?;
+        emit(Message::Sample { iterations: n, ns });
+        taken.push((n, ns));
+        spent = spent.saturating_add(ns);
+        match plan.target_ci {
+            Some(target) if taken.len() >= MIN_TARGET_SAMPLES && precision(&taken, plan.sampling) <= target => {
+                break "target";
+            }
+            Some(_) if spent >= plan.budget_ns => break "budget",
+            Some(_) => {}
+            None if taken.len() as u64 >= samples => break "samples",
+            None => {}
+        }
+    };
+    emit(Message::Stopped { reason: reason.into() });
     Ok(())
+}
+
+/// Relative CI95 half-width of the time per iteration so far. Cheap on purpose (it runs after every sample):
+/// order statistics for the median, 200 bootstrap resamples for the slope.
+fn precision(samples: &[(u64, u64)], sampling: Sampling) -> f64 {
+    let (value, ci) = match sampling {
+        Sampling::Flat => {
+            let times: Vec<f64> = samples.iter().map(|&(n, ns)| ns as f64 / n as f64).collect();
+            (stats::median(&times), stats::median_ci95_fast(&times))
+        }
+        Sampling::Linear => match stats::time_per_iteration(samples, sampling, 200) {
+            Some(e) => (e.value, e.ci95),
+            None => return f64::INFINITY,
+        },
+    };
+    ci.map_or(f64::INFINITY, |[lo, hi]| (hi - lo) / 2.0 / value.abs())
 }
 
 /// One discarded run when a warm-up is asked for, then `plan.repetitions` runs.
@@ -104,7 +142,7 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        Plan { warmup_ns: 1_000_000, samples: 5, sample_ns: 100_000, repetitions: 3 }
+        Plan::flat(1_000_000, 5, 100_000, 3)
     }
 
     #[test]
@@ -125,6 +163,54 @@ mod tests {
         assert!(*ns >= 1_000_000 && *ns < 2_000_000, "warm-up {ns}");
         // Every timed batch was prepared with its own size first.
         assert_eq!(rig.prepared.last(), Some(&1000));
+    }
+
+    fn sizes(out: &[Message]) -> Vec<u64> {
+        out.iter()
+            .filter_map(|m| if let Message::Sample { iterations, .. } = m { Some(*iterations) } else { None })
+            .collect()
+    }
+
+    #[test]
+    fn linear_sampling_grows_the_batches_by_a_constant_step() {
+        let (mut rig, mut out) = (fake(100), vec![]);
+        let linear = Plan { sampling: Sampling::Linear, ..plan() };
+        iterations(&mut rig, &linear, &mut |m| out.push(m)).unwrap();
+        // flat would be 5 x 1000; linear spreads the same 5000 as d, 2d, ..., 5d with d = ceil(5000 / 15).
+        assert_eq!(sizes(&out), [334, 668, 1002, 1336, 1670]);
+        assert!(out.contains(&Message::Stopped { reason: "samples".into() }));
+    }
+
+    #[test]
+    fn a_target_precision_stops_early_and_a_budget_stops_the_noisy() {
+        // Constant time per iteration: the CI is zero wide, so the minimum sample count suffices.
+        let (mut rig, mut out) = (fake(100), vec![]);
+        let targeted = Plan { target_ci: Some(0.01), budget_ns: 10_000_000, ..plan() };
+        iterations(&mut rig, &targeted, &mut |m| out.push(m)).unwrap();
+        assert_eq!(sizes(&out).len(), MIN_TARGET_SAMPLES);
+        assert!(out.contains(&Message::Stopped { reason: "target".into() }));
+        // A target no sample set can reach: the budget (10 samples of 100 µs = 1 ms) ends it.
+        let (mut rig, mut out) = (Noisy(0), vec![]);
+        let hopeless = Plan { target_ci: Some(1e-9), budget_ns: 1_000_000, ..plan() };
+        iterations(&mut rig, &hopeless, &mut |m| out.push(m)).unwrap();
+        assert!(out.contains(&Message::Stopped { reason: "budget".into() }));
+        assert!((10..=12).contains(&sizes(&out).len()), "{}", sizes(&out).len());
+    }
+
+    /// A rig whose batches alternate between two speeds.
+    struct Noisy(u64);
+
+    impl Measure for Noisy {
+        fn prepare(&mut self, _: u64) -> Result<(), RigError> {
+            Ok(())
+        }
+        fn measure(&mut self, n: u64) -> Result<u64, RigError> {
+            self.0 += 1;
+            Ok(n * if self.0.is_multiple_of(2) { 90 } else { 110 })
+        }
+        fn run(&mut self) -> Result<(Observation, u64), RigError> {
+            unreachable!()
+        }
     }
 
     #[test]

@@ -1,11 +1,38 @@
-//! Pure statistics over samples: no I/O, no clocks. `&[f64]` in, [`Summary`] out.
+//! Pure statistics over samples: no I/O, no clocks. `&[f64]` (or `(iterations, ns)` samples) in, numbers out.
 //!
-//! First cut (the measurement-engine issue adds bootstrap CIs and outliers):
-//! - iterations style: the estimate is the **median** time per iteration, with a distribution-free CI95 from
-//!   order statistics (binomial ranks), so it always contains the median and assumes no normality;
-//! - run style: the estimate is the **mean** across repetitions, with a Student-t CI95.
+//! - Iterations style: the time per iteration is the **median** of the samples' per-iteration times (flat
+//!   sampling) or the **slope** of ns over iterations through the origin (linear sampling, as Criterion), with
+//!   a seeded percentile-bootstrap CI95.
+//! - Run style: the **mean** over repetitions with a Student-t CI95.
+//! - Every metric also gets median, mean, stddev, MAD and Tukey outlier counts, reported and never dropped.
 
 use serde::{Deserialize, Serialize};
+
+use crate::bootstrap::{self, quantile_of_sorted};
+
+/// How the iterations per sample grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sampling {
+    /// Every sample runs the same calibrated number of iterations; estimate = median.
+    #[default]
+    Flat,
+    /// Sample i runs i·d iterations; estimate = slope of the time over the iterations.
+    Linear,
+}
+
+/// Tukey's fences: values beyond 1.5 IQR from the quartiles are mild outliers, beyond 3 IQR severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Outliers {
+    /// Below q1 − 3 IQR.
+    pub low_severe: u32,
+    /// Between q1 − 3 IQR and q1 − 1.5 IQR.
+    pub low_mild: u32,
+    /// Between q3 + 1.5 IQR and q3 + 3 IQR.
+    pub high_mild: u32,
+    /// Above q3 + 3 IQR.
+    pub high_severe: u32,
+}
 
 /// Descriptive statistics of one metric over its samples or repetitions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -18,10 +45,16 @@ pub struct Summary {
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 for one value.
     pub stddev: f64,
+    /// Median absolute deviation, scaled by 1.4826 to estimate σ for normal data (as Criterion reports it).
+    #[serde(default)]
+    pub mad: f64,
     /// Smallest value.
     pub min: f64,
     /// Largest value.
     pub max: f64,
+    /// Outliers by Tukey's fences.
+    #[serde(default)]
+    pub outliers: Outliers,
 }
 
 impl Summary {
@@ -34,21 +67,28 @@ impl Summary {
         let n = sorted.len();
         let mean = sorted.iter().sum::<f64>() / n as f64;
         let var = if n > 1 { sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let median = median_of_sorted(&sorted);
+        let deviations = sorted_by_value(sorted.iter().map(|v| (v - median).abs()).collect());
         Some(Summary {
             n,
-            median: median_of_sorted(&sorted),
+            median,
             mean,
             stddev: var.sqrt(),
+            mad: 1.4826 * median_of_sorted(&deviations),
             min: sorted[0],
             max: sorted[n - 1],
+            outliers: tukey(&sorted),
         })
     }
 }
 
 fn sorted(values: &[f64]) -> Vec<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted
+    sorted_by_value(values.to_vec())
+}
+
+fn sorted_by_value(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_by(f64::total_cmp);
+    values
 }
 
 fn median_of_sorted(sorted: &[f64]) -> f64 {
@@ -56,9 +96,76 @@ fn median_of_sorted(sorted: &[f64]) -> f64 {
     if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 }
 }
 
-/// A distribution-free 95% confidence interval for the median: the order statistics at ranks
-/// `n/2 ∓ 1.96·√n/2`. Below six values no such interval reaches 95%, so the full range is returned.
-pub fn median_ci95(values: &[f64]) -> Option<[f64; 2]> {
+/// The median of `values` (any order); NaN when empty.
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() { f64::NAN } else { median_of_sorted(&sorted(values)) }
+}
+
+fn tukey(sorted: &[f64]) -> Outliers {
+    let (q1, q3) = (quantile_of_sorted(sorted, 0.25), quantile_of_sorted(sorted, 0.75));
+    let iqr = q3 - q1;
+    let mut o = Outliers::default();
+    for &v in sorted {
+        match v {
+            v if v < q1 - 3.0 * iqr => o.low_severe += 1,
+            v if v < q1 - 1.5 * iqr => o.low_mild += 1,
+            v if v > q3 + 3.0 * iqr => o.high_severe += 1,
+            v if v > q3 + 1.5 * iqr => o.high_mild += 1,
+            _ => {}
+        }
+    }
+    o
+}
+
+/// The least-squares slope of `y` over `x` through the origin: Σxy / Σx².
+pub fn slope(points: &[(f64, f64)]) -> f64 {
+    let (xy, xx) = points.iter().fold((0.0, 0.0), |(xy, xx), (x, y)| (xy + x * y, xx + x * x));
+    xy / xx
+}
+
+/// An estimate with its 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The point estimate.
+    pub value: f64,
+    /// CI95, always containing `value`; `None` below two samples.
+    pub ci95: Option<[f64; 2]>,
+}
+
+/// Nanoseconds per iteration from `(iterations, ns)` samples: median (flat) or slope (linear), with a
+/// bootstrap CI95 from `resamples` seeded resamples.
+pub fn time_per_iteration(samples: &[(u64, u64)], sampling: Sampling, resamples: usize) -> Option<Estimate> {
+    if samples.is_empty() {
+        return None;
+    }
+    let (value, ci95) = match sampling {
+        Sampling::Flat => {
+            let times: Vec<f64> = samples.iter().map(|&(n, ns)| ns as f64 / n.max(1) as f64).collect();
+            (median(&times), bootstrap::ci95(&times, resamples, bootstrap::SEED, median))
+        }
+        Sampling::Linear => {
+            let points: Vec<(f64, f64)> = samples.iter().map(|&(n, ns)| (n as f64, ns as f64)).collect();
+            (slope(&points), bootstrap::ci95(&points, resamples, bootstrap::SEED, slope))
+        }
+    };
+    // A percentile interval can miss its own estimate for tiny or lumpy samples; a record's CI never does.
+    let ci95 = ci95.map(|[lo, hi]| [lo.min(value), hi.max(value)]);
+    value.is_finite().then_some(Estimate { value, ci95 })
+}
+
+/// Student-t 95% confidence interval of the mean; `None` below two values.
+pub fn mean_ci95(values: &[f64]) -> Option<[f64; 2]> {
+    let s = Summary::of(values)?;
+    if s.n < 2 {
+        return None;
+    }
+    let half = t_975(s.n - 1) * s.stddev / (s.n as f64).sqrt();
+    Some([s.mean - half, s.mean + half])
+}
+
+/// A distribution-free 95% CI of the median from order statistics (ranks n/2 ∓ 1.96·√n/2); cheap enough to
+/// evaluate after every sample when sampling to a target precision. The full range below six values.
+pub fn median_ci95_fast(values: &[f64]) -> Option<[f64; 2]> {
     if values.is_empty() {
         return None;
     }
@@ -71,16 +178,6 @@ pub fn median_ci95(values: &[f64]) -> Option<[f64; 2]> {
     let lo = ((n as f64 / 2.0 - half_width).floor() as usize).min(n - 1);
     let hi = ((n as f64 / 2.0 + half_width).ceil() as usize).min(n - 1);
     Some([sorted[lo], sorted[hi]])
-}
-
-/// Student-t 95% confidence interval of the mean; `None` below two values.
-pub fn mean_ci95(values: &[f64]) -> Option<[f64; 2]> {
-    let s = Summary::of(values)?;
-    if s.n < 2 {
-        return None;
-    }
-    let half = t_975(s.n - 1) * s.stddev / (s.n as f64).sqrt();
-    Some([s.mean - half, s.mean + half])
 }
 
 /// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%).
@@ -102,52 +199,5 @@ pub fn t_975(df: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_of_known_values() {
-        let s = Summary::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
-        assert_eq!((s.n, s.median, s.mean, s.min, s.max), (8, 4.5, 5.0, 2.0, 9.0));
-        assert!((s.stddev - 2.138_089_935).abs() < 1e-6, "{}", s.stddev);
-        assert_eq!(Summary::of(&[3.0]).unwrap().stddev, 0.0);
-        assert!(Summary::of(&[]).is_none());
-        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
-    }
-
-    #[test]
-    fn median_ci_uses_order_statistics_and_contains_the_median() {
-        let values: Vec<f64> = (1..=100).map(f64::from).collect();
-        // n = 100: ranks 50 ∓ 9.8 → indices 40 and 60 (values 41 and 61).
-        assert_eq!(median_ci95(&values), Some([41.0, 61.0]));
-        assert_eq!(median_ci95(&[3.0, 1.0, 2.0]), Some([1.0, 3.0]));
-        for n in 1..60 {
-            let values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 101) as f64).collect();
-            let [lo, hi] = median_ci95(&values).unwrap();
-            let m = Summary::of(&values).unwrap().median;
-            assert!(lo <= m && m <= hi, "n={n}: {lo} <= {m} <= {hi}");
-        }
-    }
-
-    #[test]
-    fn t_interval_matches_the_textbook() {
-        // mean 10, sd 2, n 5: half-width = 2.776 * 2 / sqrt(5) = 2.4830
-        let values = [8.0, 9.0, 10.0, 11.0, 12.0];
-        let sd = Summary::of(&values).unwrap().stddev;
-        let [lo, hi] = mean_ci95(&values).unwrap();
-        assert!((hi - lo - 2.0 * 2.776 * sd / 5f64.sqrt()).abs() < 1e-9);
-        assert!(mean_ci95(&[1.0]).is_none());
-        assert!((t_975(40) - 2.021).abs() < 0.002, "{}", t_975(40));
-        assert!((t_975(1000) - 1.962).abs() < 0.002);
-    }
-
-    #[test]
-    fn scaling_the_samples_scales_the_estimates() {
-        let values = [5.0, 3.0, 8.0, 1.0, 9.0, 4.0, 7.0];
-        let scaled: Vec<f64> = values.iter().map(|v| v * 3.0).collect();
-        let (a, b) = (Summary::of(&values).unwrap(), Summary::of(&scaled).unwrap());
-        assert!((b.median - 3.0 * a.median).abs() < 1e-9 && (b.stddev - 3.0 * a.stddev).abs() < 1e-9);
-        let (ca, cb) = (median_ci95(&values).unwrap(), median_ci95(&scaled).unwrap());
-        assert_eq!([ca[0] * 3.0, ca[1] * 3.0], cb);
-    }
-}
+#[path = "stats_tests.rs"]
+mod tests;

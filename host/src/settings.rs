@@ -1,0 +1,73 @@
+//! How much to measure in a cell: built-in defaults, then `[defaults]`, then the rig's table, then `--quick`,
+//! then the command line.
+
+use std::time::Duration;
+
+use toml::Spanned;
+
+use crate::config::{Config, ConfigError, RigEntry, Settings, parse_duration, parse_fraction};
+use crate::matrix::Overrides;
+use crate::protocol::Plan;
+use crate::stats::Sampling;
+
+/// The sampling plan and deadline of `entry`'s cells.
+pub fn resolve(
+    config: &Config,
+    entry: Option<&RigEntry>,
+    overrides: &Overrides,
+) -> Result<(Plan, Duration), ConfigError> {
+    let d: &Settings = &config.defaults;
+    let e = entry.cloned().unwrap_or_default();
+    let at = |s: &Spanned<String>, m: String| config.error_at(s.span().start, m);
+    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig
+        .as_ref()
+        .or(file.as_ref())
+    {
+        Some(s) => parse_duration(s.get_ref()).map_err(|m| at(s, m)),
+        None => Ok(default),
+    };
+    let count = |rig: &Option<Spanned<u32>>, file: &Option<Spanned<u32>>, default: u32| -> Result<u32, ConfigError> {
+        match rig.as_ref().or(file.as_ref()) {
+            Some(s) if *s.get_ref() == 0 => Err(config.error_at(s.span().start, "must be at least 1")),
+            Some(s) => Ok(*s.get_ref()),
+            None => Ok(default),
+        }
+    };
+    let mut warmup = duration(&e.warmup, &d.warmup, Duration::from_secs(1))?;
+    let mut measurement = duration(&e.measurement, &d.measurement, Duration::from_secs(3))?;
+    let mut samples = count(&e.samples, &d.samples, 30)?;
+    let mut repetitions = count(&e.repetitions, &d.repetitions, 5)?;
+    let mut deadline = duration(&e.deadline, &d.deadline, Duration::from_secs(600))?;
+    let resamples = count(&e.resamples, &d.resamples, 10_000)?;
+    let sampling = match e.sampling.as_ref().or(d.sampling.as_ref()) {
+        Some(s) if s.get_ref() == "flat" => Sampling::Flat,
+        Some(s) if s.get_ref() == "linear" => Sampling::Linear,
+        Some(s) => return Err(at(s, format!("`sampling = \"{}\"` is not `flat` or `linear`", s.get_ref()))),
+        None => Sampling::Flat,
+    };
+    let target_ci = match e.target_ci.as_ref().or(d.target_ci.as_ref()) {
+        Some(s) => Some(parse_fraction(s.get_ref()).map_err(|m| at(s, m))?),
+        None => None,
+    };
+    let budget = duration(&e.budget, &d.budget, measurement * 3)?;
+    if overrides.quick {
+        warmup = warmup.min(Duration::from_millis(100));
+        measurement = measurement.min(Duration::from_millis(300));
+        samples = samples.min(10);
+        repetitions = repetitions.min(2);
+    }
+    if let Some(cli) = overrides.deadline {
+        deadline = cli;
+    }
+    let plan = Plan {
+        warmup_ns: warmup.as_nanos() as u64,
+        samples,
+        sample_ns: (measurement.as_nanos() / u128::from(samples)) as u64,
+        repetitions,
+        sampling: overrides.sampling.unwrap_or(sampling),
+        target_ci: overrides.target_ci.or(target_ci),
+        budget_ns: overrides.budget.unwrap_or(budget).as_nanos() as u64,
+        resamples: overrides.resamples.unwrap_or(resamples),
+    };
+    Ok((plan, deadline))
+}
