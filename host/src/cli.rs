@@ -8,13 +8,14 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
+use crate::compare::{self, Decision};
 use crate::config::{Config, parse_duration, parse_fraction};
 use crate::loader::Loader;
 use crate::matrix::{self, Overrides};
 use crate::record::Kind;
 use crate::runner::{self, ChildExecutor};
 use crate::stats::Sampling;
-use crate::{provenance, reader, report};
+use crate::{baseline, provenance, reader, report};
 
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
 /// versioned JSON-lines record per cell to a results stream.
@@ -33,6 +34,8 @@ enum Command {
     Run(RunArgs),
     /// Print the cells a run would execute, without running them.
     Plan(MatrixArgs),
+    /// Compare two results files or named baselines, series by series; one verdict per series and metric.
+    Compare(CompareArgs),
     /// Print the records of one or more results files as a table.
     Show {
         /// Results files (JSON lines, schema 1).
@@ -102,6 +105,48 @@ struct RunArgs {
     /// Append records to FILE.
     #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
     out: PathBuf,
+    /// Also save this run's records as baseline NAME (in baselines/ next to --out), replacing it.
+    #[arg(long, value_name = "NAME")]
+    save_baseline: Option<String>,
+    /// Compare this run with baseline NAME (or a results file) and append the verdicts.
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    #[command(flatten)]
+    judging: Judging,
+}
+
+#[derive(Debug, Args)]
+struct Judging {
+    /// Changes within ±this are noise [default: 3%].
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    threshold: f64,
+    /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, inconclusive, added, removed.
+    #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
+    fail_on: Vec<Decision>,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// The old side: a results file or a baseline name.
+    old: String,
+    /// The new side: a results file or a baseline name.
+    new: String,
+    /// Append the verdict records to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Where baseline names are looked up: baselines/ next to this stream.
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    results: PathBuf,
+    #[command(flatten)]
+    judging: Judging,
+}
+
+fn parse_decision(text: &str) -> Result<Decision, String> {
+    use Decision::*;
+    [Improved, Regressed, NoChange, Inconclusive, Added, Removed]
+        .into_iter()
+        .find(|d| d.name() == text)
+        .ok_or_else(|| format!("`{text}` is not one of regressed, improved, no_change, inconclusive, added, removed"))
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {
@@ -128,6 +173,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print(&format!("{} cells\n", cells.len()))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Compare(args) => {
+            let old = baseline::load(&args.old, &args.results)?;
+            let new = baseline::load(&args.new, &args.results)?;
+            let verdicts = compare::compare(&old, &new, args.judging.threshold, &provenance::current());
+            judge(verdicts, args.out.as_deref(), &args.judging)
+        }
         Command::Show { files } => show(&files),
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
     }
@@ -144,7 +195,40 @@ fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     print(&format!("{}\n", report::records_table(&refs)))?;
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    if let Some(name) = &args.baseline {
+        let old = baseline::load(name, &args.out)?;
+        let verdicts = compare::compare(&old, &records, args.judging.threshold, &run_info);
+        if judge(verdicts, Some(&args.out), &args.judging)? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
+    if let Some(name) = &args.save_baseline {
+        let path = baseline::path(&args.out, name)?;
+        baseline::save(&path, &records)?;
+        print(&format!("baseline `{name}` saved to {}\n", path.display()))?;
+    }
+    Ok(code)
+}
+
+/// Prints verdicts, appends them to `out`, and applies `--fail-on`.
+fn judge(verdicts: Vec<crate::record::Record>, out: Option<&Path>, judging: &Judging) -> Result<ExitCode> {
+    let refs: Vec<_> = verdicts.iter().collect();
+    print(&format!("{}\n", report::verdicts_table(&refs)))?;
+    if let Some(out) = out {
+        let mut sink = crate::sink::Sink::open(out)?;
+        for verdict in &verdicts {
+            sink.append(verdict)?;
+        }
+        sink.sync()?;
+    }
+    let gated = baseline::gate(&verdicts, &judging.fail_on);
+    if gated.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let names: Vec<&str> = judging.fail_on.iter().map(|d| d.name()).collect();
+    eprintln!("gate: {} verdicts are {}", gated.len(), names.join(" or "));
+    Ok(ExitCode::from(1))
 }
 
 fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {

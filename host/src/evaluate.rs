@@ -32,6 +32,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         cell: Some(cell_info(cell, child, &seen)),
         checks: vec![],
         failure: None,
+        verdict: None,
     };
     if let Some(profile) = seen.plugin.map(|p| &p.build.profile) {
         record.run.profile = profile.clone();

@@ -6,9 +6,11 @@
 //! Stages share no state: `matrix` (what to run) → `runner`/`executor` (one child per cell, which runs
 //! `sampler`) → `evaluate` and `stats` (numbers and checks, pure) → `sink` (records) → `report` (text).
 
+pub mod baseline;
 pub mod bootstrap;
 pub mod child;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod evaluate;
 pub mod executor;

@@ -42,6 +42,9 @@ pub struct Record {
     /// Why the cell did not complete (kind `failure` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The comparison behind a `verdict` record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::compare::Verdict>,
 }
 
 /// What a record states.

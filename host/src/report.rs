@@ -41,6 +41,26 @@ fn result(record: &Record) -> String {
     }
 }
 
+/// One row per verdict: bench, variant, metric, change with CI95, decision.
+pub fn verdicts_table(verdicts: &[&Record]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    table.set_header(["bench", "variant", "metric", "change [CI95]", "decision"]);
+    for record in verdicts {
+        let Some(v) = &record.verdict else { continue };
+        let variant: Vec<String> = record.variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+        let change = match (v.ratio, v.ci95) {
+            (Some(r), Some([lo, hi])) => {
+                format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+            }
+            _ => "-".into(),
+        };
+        let metric = v.metric.clone().unwrap_or_else(|| "-".into());
+        table.add_row([record.bench.clone(), variant.join(" "), metric, change, v.decision.name().to_string()]);
+    }
+    table.to_string()
+}
+
 /// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it.
 pub fn metric(m: &MetricValue) -> String {
     let value = quantity(m.value, &m.unit);

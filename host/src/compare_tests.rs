@@ -1,0 +1,116 @@
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+
+fn run(ts_ms: u64, id: &str) -> RunInfo {
+    RunInfo {
+        ts_ms,
+        commit: Some(format!("{id:0>12}")),
+        host: "h".into(),
+        cpu: "c".into(),
+        cores: 2,
+        os: "linux/x86_64".into(),
+        profile: "release".into(),
+        id: Some(id.into()),
+        dirty: Some(false),
+        trigger: None,
+        rustc: None,
+    }
+}
+
+fn measurement(ts_ms: u64, id: &str, rows: i64, metrics: &[(&str, f64, f64, bool)]) -> Record {
+    let metrics = metrics
+        .iter()
+        .map(|&(name, value, half, hib)| {
+            let unit = if hib { "rows/s" } else { "ns" }.to_string();
+            (
+                name.to_string(),
+                MetricValue {
+                    value,
+                    unit,
+                    higher_is_better: hib,
+                    ci95: Some([value - half, value + half]),
+                    n: Some(10),
+                },
+            )
+        })
+        .collect();
+    Record {
+        schema: SCHEMA,
+        bench: "wal".into(),
+        kind: Kind::Measurement,
+        run: run(ts_ms, id),
+        variant: BTreeMap::from([("rows".to_string(), json!(rows))]),
+        metrics,
+        note: None,
+        plugin: None,
+        cell: None,
+        checks: vec![],
+        failure: None,
+        verdict: None,
+    }
+}
+
+fn decisions(verdicts: &[Record]) -> Vec<(String, Option<String>, Decision)> {
+    verdicts
+        .iter()
+        .map(|r| {
+            let v = r.verdict.as_ref().unwrap();
+            (serde_json::to_string(&r.variant).unwrap(), v.metric.clone(), v.decision)
+        })
+        .collect()
+}
+
+#[test]
+fn the_direction_of_goodness_decides_which_way_is_worse() {
+    // A time that grows 10% with tight CIs regressed; a throughput that grows 10% improved.
+    assert_eq!(decide([1.09, 1.11], false, 0.03), Decision::Regressed);
+    assert_eq!(decide([1.09, 1.11], true, 0.03), Decision::Improved);
+    assert_eq!(decide([0.89, 0.91], false, 0.03), Decision::Improved);
+    assert_eq!(decide([0.89, 0.91], true, 0.03), Decision::Regressed);
+    assert_eq!(decide([0.99, 1.02], false, 0.03), Decision::NoChange);
+    assert_eq!(decide([1.01, 1.06], false, 0.03), Decision::Inconclusive, "straddles the threshold");
+    assert_eq!(decide([0.90, 1.10], true, 0.03), Decision::Inconclusive, "too noisy to tell");
+}
+
+#[test]
+fn series_are_matched_on_bench_and_variant_with_the_newest_record_per_side() {
+    let old = vec![
+        measurement(1, "old1", 1000, &[("t", 200.0, 1.0, false)]), // superseded by the next line
+        measurement(2, "old2", 1000, &[("t", 100.0, 1.0, false), ("rate", 50.0, 0.5, true)]),
+        measurement(2, "old2", 5, &[("t", 1.0, 0.0, false)]),
+    ];
+    let new = vec![
+        measurement(3, "new", 1000, &[("t", 120.0, 1.0, false), ("rate", 50.2, 0.5, true)]),
+        measurement(3, "new", 7, &[("t", 1.0, 0.0, false)]),
+    ];
+    let verdicts = compare(&old, &new, 0.03, &run(4, "judge"));
+    let got = decisions(&verdicts);
+    let expected = vec![
+        (r#"{"rows":1000}"#.to_string(), Some("rate".to_string()), Decision::NoChange),
+        (r#"{"rows":1000}"#.to_string(), Some("t".to_string()), Decision::Regressed),
+        (r#"{"rows":7}"#.to_string(), None, Decision::Added),
+        (r#"{"rows":5}"#.to_string(), None, Decision::Removed),
+    ];
+    assert_eq!(got, expected);
+    let t = verdicts[1].verdict.as_ref().unwrap();
+    assert_eq!(t.baseline.as_ref().unwrap().run_id.as_deref(), Some("old2"), "against the newest old record");
+    assert!((t.ratio.unwrap() - 1.2).abs() < 1e-12);
+    assert_eq!(verdicts[1].kind, Kind::Verdict);
+    assert!(verdicts[1].metrics.is_empty(), "verdicts carry no metrics, as seed 003's");
+    assert_eq!(verdicts[1].run.id.as_deref(), Some("judge"));
+    assert!(verdicts[1].note.as_deref().unwrap().starts_with("t regressed: x1.2000 ["), "{:?}", verdicts[1].note);
+}
+
+#[test]
+fn the_ratio_ci_combines_both_sides_noise() {
+    // Each side ±1.96% (one relative SE of 1%): the ratio's relative SE is √2 %, so its CI95 is about ±2.77%.
+    let old = vec![measurement(1, "a", 1, &[("t", 100.0, 1.96, false)])];
+    let new = vec![measurement(2, "b", 1, &[("t", 100.0, 1.96, false)])];
+    let v = compare(&old, &new, 0.05, &run(3, "c"))[0].verdict.clone().unwrap();
+    let [lo, hi] = v.ci95.unwrap();
+    assert!((hi.ln() - 0.0277).abs() < 0.0005 && (lo.ln() + 0.0277).abs() < 0.0005, "{lo} {hi}");
+    assert_eq!(v.decision, Decision::NoChange);
+}

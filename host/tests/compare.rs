@@ -1,0 +1,91 @@
+//! Baselines and verdicts as a user meets them: `compare OLD NEW`, `run --save-baseline`, `run --baseline`,
+//! and `--fail-on` as a CI gate.
+
+mod support;
+
+use benchhost::compare::Decision;
+use benchhost::record::Kind;
+use support::{Sandbox, fault_plugins};
+
+fn line(ts: u64, id: &str, mode: &str, rate: f64, half: f64) -> String {
+    format!(
+        r#"{{"schema":1,"bench":"kafka_topology","kind":"measurement","run":{{"ts_ms":{ts},"id":"{id}","commit":"{id:0>12}","host":"h","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"}},"variant":{{"mode":"{mode}"}},"metrics":{{"records_per_s":{{"value":{rate},"unit":"records/s","higher_is_better":true,"ci95":[{},{}],"n":5}}}}}}"#,
+        rate - half,
+        rate + half
+    ) + "\n"
+}
+
+#[test]
+fn compare_decides_with_the_direction_of_goodness_and_gates_the_exit_code() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "old.jsonl",
+        &(line(1, "a", "perthread", 390_000.0, 2_000.0)
+            + &line(1, "a", "split", 380_000.0, 2_000.0)
+            + &line(1, "a", "gone", 1.0, 0.0)),
+    );
+    // perthread lost 10% of its throughput; split gained 0.5%; a new series appeared.
+    sandbox.write(
+        "new.jsonl",
+        &(line(2, "b", "perthread", 351_000.0, 2_000.0)
+            + &line(2, "b", "split", 382_000.0, 2_000.0)
+            + &line(2, "b", "fresh", 1.0, 0.0)),
+    );
+    let out = sandbox
+        .cmd()
+        .args(["compare", "old.jsonl", "new.jsonl", "--out", "v.jsonl", "--fail-on", "regressed"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("gate: 1 verdicts are regressed"), "{stderr}");
+    let (verdicts, _) = sandbox.records("v.jsonl");
+    let decisions: Vec<(String, Decision)> = verdicts
+        .iter()
+        .map(|r| (r.variant["mode"].as_str().unwrap().to_string(), r.verdict.as_ref().unwrap().decision))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("fresh".to_string(), Decision::Added),
+            ("perthread".to_string(), Decision::Regressed),
+            ("split".to_string(), Decision::NoChange),
+            ("gone".to_string(), Decision::Removed)
+        ]
+    );
+    let regressed = verdicts[1].verdict.as_ref().unwrap();
+    assert_eq!(regressed.baseline.as_ref().unwrap().commit.as_deref(), Some("00000000000a"));
+    assert!((regressed.ratio.unwrap() - 0.9).abs() < 1e-9);
+    assert!(verdicts.iter().all(|r| r.kind == Kind::Verdict && r.metrics.is_empty()));
+
+    // Without a gate the same comparison succeeds; gating on `improved` finds none.
+    sandbox.cmd().args(["compare", "old.jsonl", "new.jsonl"]).assert().success();
+    sandbox.cmd().args(["compare", "old.jsonl", "new.jsonl", "--fail-on", "improved"]).assert().success();
+}
+
+#[test]
+fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"50ms\"\nsamples = 5\n[rig.healthy]\n");
+    let run = |extra: &[&str]| {
+        let mut cmd = sandbox.cmd();
+        cmd.args(["run", "--out", "res/r.jsonl", "--plugin-dir"]).arg(fault_plugins()).args(extra);
+        cmd.assert().success()
+    };
+    run(&["--save-baseline", "main"]);
+    let baseline = sandbox.path().join("res/baselines/main.jsonl");
+    let (saved, _) = benchhost::reader::read(&baseline).map(|s| (s.records, s.problems)).unwrap();
+    assert_eq!(saved.len(), 1);
+    let base_run = saved[0].1.run.id.clone();
+
+    run(&["--baseline", "main"]);
+    let (records, _) = sandbox.records("res/r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
+    let verdict = records[2].verdict.as_ref().unwrap();
+    assert_eq!(verdict.metric.as_deref(), Some("iter_time"));
+    assert_eq!(verdict.baseline.as_ref().unwrap().run_id, base_run);
+    assert_eq!(records[2].run.id, records[1].run.id, "the verdict belongs to the judging run");
+
+    let missing = sandbox.cmd().args(["compare", "nope", "res/r.jsonl"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no results file or baseline named `nope`"));
+}
