@@ -15,7 +15,7 @@ use crate::matrix::{self, Overrides};
 use crate::record::Kind;
 use crate::runner::{self, ChildExecutor};
 use crate::stats::Sampling;
-use crate::{baseline, provenance, reader, report};
+use crate::{baseline, export, provenance, reader, report};
 
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
 /// versioned JSON-lines record per cell to a results stream.
@@ -36,6 +36,8 @@ enum Command {
     Plan(MatrixArgs),
     /// Compare two results files or named baselines, series by series; one verdict per series and metric.
     Compare(CompareArgs),
+    /// Report results files as md, csv, json, gab (github-action-benchmark) or bmf (Bencher).
+    Report(ReportArgs),
     /// Print the records of one or more results files as a table.
     Show {
         /// Results files (JSON lines, schema 1).
@@ -141,6 +143,22 @@ struct CompareArgs {
     judging: Judging,
 }
 
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Results files (JSON lines, schema 1).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// md, csv, json, gab or bmf.
+    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf"])]
+    format: String,
+    /// Write to FILE (gab: a directory, for its two files) instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+    /// Noise threshold of the md report's "vs previous run" [default: 3%].
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    threshold: f64,
+}
+
 fn parse_decision(text: &str) -> Result<Decision, String> {
     use Decision::*;
     [Improved, Regressed, NoChange, Inconclusive, Added, Removed]
@@ -179,6 +197,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let verdicts = compare::compare(&old, &new, args.judging.threshold, &provenance::current());
             judge(verdicts, args.out.as_deref(), &args.judging)
         }
+        Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
     }
@@ -268,17 +287,48 @@ fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
     Ok(loader)
 }
 
-fn show(files: &[PathBuf]) -> Result<ExitCode> {
-    let mut streams = Vec::new();
+/// Every record of `files`, with each file's skipped lines reported on stderr.
+fn read_all(files: &[PathBuf]) -> Result<Vec<crate::record::Record>> {
+    let mut records = Vec::new();
     for file in files {
         let stream = reader::read(file)?;
         for problem in &stream.problems {
             eprintln!("warning: {problem}");
         }
-        streams.push(stream);
+        records.extend(stream.records.into_iter().map(|(_, r)| r));
     }
-    let records: Vec<_> = streams.iter().flat_map(|s| s.records.iter().map(|(_, r)| r)).collect();
-    print(&format!("{}\n", report::records_table(&records)))?;
+    Ok(records)
+}
+
+fn show(files: &[PathBuf]) -> Result<ExitCode> {
+    let records = read_all(files)?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!("{}\n", report::records_table(&refs)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_files(args: &ReportArgs) -> Result<ExitCode> {
+    let records = read_all(&args.files)?;
+    let write =
+        |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
+    let text = match args.format.as_str() {
+        "md" => export::markdown(&records, args.threshold),
+        "csv" => export::csv(&records),
+        "json" => export::json(&records),
+        "bmf" => export::bmf(&records),
+        _ => {
+            let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let (smaller, bigger) = export::gab(&records);
+            write(&dir.join("smaller_is_better.json"), &smaller)?;
+            write(&dir.join("bigger_is_better.json"), &bigger)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    match &args.out {
+        Some(path) => write(path, &text)?,
+        None => print(&text)?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod config;
 pub mod evaluate;
 pub mod executor;
+pub mod export;
 pub mod library;
 pub mod loader;
 pub mod matrix;
