@@ -113,6 +113,13 @@ struct RunArgs {
     /// Compare this run with baseline NAME (or a results file) and append the verdicts.
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
+    /// Run every cell N times, round by round (A B A B ...), each in its own process; records carry the
+    /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm.
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+    /// Same as --rounds 5.
+    #[arg(long)]
+    interleave: bool,
     #[command(flatten)]
     judging: Judging,
 }
@@ -209,12 +216,22 @@ fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
     let mut sink = crate::sink::Sink::open(&args.out)?;
     let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
-    let records = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir)?;
+    let rounds = args.rounds.unwrap_or(if args.interleave { 5 } else { 1 });
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
+    let records = ran.records;
     let refs: Vec<_> = records.iter().collect();
     print(&format!("{}\n", report::records_table(&refs)))?;
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    if rounds > 1 {
+        let measured: Vec<Vec<_>> =
+            ran.rounds.into_iter().filter(|r| r.iter().all(|r| r.kind == Kind::Measurement)).collect();
+        let verdicts = crate::rounds::paired(&measured, args.judging.threshold, &run_info);
+        if !verdicts.is_empty() && judge(verdicts, Some(&args.out), &args.judging)? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
     if let Some(name) = &args.baseline {
         let old = baseline::load(name, &args.out)?;
         let verdicts = compare::compare(&old, &records, args.judging.threshold, &run_info);

@@ -62,6 +62,9 @@ pub struct Verdict {
     /// The old side's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineRef>,
+    /// In a paired comparison within one run: the variant of the arm compared against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<BTreeMap<String, serde_json::Value>>,
     /// new / old.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
@@ -162,6 +165,7 @@ fn judge(
         metric: Some(name.to_string()),
         test: TEST.into(),
         baseline: Some(baseline),
+        against: None,
         ratio: Some(ratio),
         ci95: Some(ci95),
         higher_is_better: Some(new.higher_is_better),
@@ -191,6 +195,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         metric: None,
         test: TEST.into(),
         baseline: None,
+        against: None,
         ratio: None,
         ci95: None,
         higher_is_better: None,

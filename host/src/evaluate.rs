@@ -274,6 +274,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         sampling: (!seen.samples.is_empty()).then_some(cell.plan.sampling),
         stop: seen.stop.map(str::to_owned),
         target_ci: cell.plan.target_ci.filter(|_| !seen.samples.is_empty()),
+        rounds: None,
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,
         stats: BTreeMap::new(),

@@ -23,6 +23,7 @@ pub mod provenance;
 pub mod reader;
 pub mod record;
 pub mod report;
+pub mod rounds;
 pub mod runner;
 pub mod sampler;
 pub mod settings;

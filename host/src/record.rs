@@ -145,7 +145,10 @@ pub struct CellInfo {
     /// The CI target sampled for, as a fraction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ci: Option<f64>,
-    /// Wall time of the whole child process, ms.
+    /// Interleaved rounds combined into this record (each a child process of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// Wall time of the child process (all rounds together), ms.
     pub wall_ms: u64,
     /// Peak resident set of the child process, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,8 @@ use crate::executor::{ChildRun, End, run_child};
 use crate::loader::Loader;
 use crate::matrix::{Catalog, Cell};
 use crate::protocol::{CellTask, Message, Phase, Task};
-use crate::record::{Record, RunInfo};
+use crate::record::{Kind, Record, RunInfo};
+use crate::rounds;
 use crate::sink::Sink;
 
 /// Runs one cell somewhere and reports what happened. The seam that lets tests run a whole matrix without
@@ -47,7 +48,16 @@ impl Executor for ChildExecutor<'_> {
     }
 }
 
-/// Runs `cells`, appending one record per cell to `sink`, and returns the records in order.
+/// What a run produced: one record per cell (rounds combined), and every round's own record per cell.
+pub struct Ran {
+    /// One record per cell, in cell order.
+    pub records: Vec<Record>,
+    /// Per cell, the record of each round it ran.
+    pub rounds: Vec<Vec<Record>>,
+}
+
+/// Runs `cells` for `rounds` rounds (every cell once per round, in order: A B A B ...), appending each cell's
+/// record to `sink` when its last round ends. A cell that failed is not run again.
 pub fn run(
     cells: &[Cell],
     catalog: &dyn Catalog,
@@ -55,38 +65,70 @@ pub fn run(
     sink: &mut Sink,
     run_info: &RunInfo,
     work_dir: &Path,
-) -> Result<Vec<Record>> {
-    let progress = progress_bar(cells.len());
+    rounds: u32,
+) -> Result<Ran> {
+    let rounds = rounds.max(1) as usize;
+    let progress = progress_bar(cells.len() * rounds);
+    let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
     let mut records = Vec::with_capacity(cells.len());
-    for cell in cells {
-        let descriptor = catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
-        let label = label(cell);
-        progress.set_message(label.clone());
-        let scratch = work_dir.join(format!("cell-{:03}", cell.index));
-        let log = work_dir.join(format!("cell-{:03}.log", cell.index));
-        let child = match std::fs::create_dir_all(&scratch) {
-            Ok(()) => executor.execute(cell, &scratch, &log, &mut |m| {
-                if let Message::Phase { phase } = m {
-                    progress.set_message(format!("{label} — {}", phase_word(*phase)));
-                }
-            }),
-            Err(e) => spawn_failure(format!("creating {}: {e}", scratch.display())),
-        };
-        // The cell's scratch files go with it, also after a crash.
-        let _ = std::fs::remove_dir_all(&scratch);
-        let keep_log = std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
-        if !keep_log {
-            let _ = std::fs::remove_file(&log);
+    for round in 0..rounds {
+        for (cell, done) in cells.iter().zip(per_cell.iter_mut()) {
+            let failed = done.last().is_some_and(|r| r.kind == Kind::Failure);
+            if !failed {
+                let label =
+                    if rounds > 1 { format!("{} (round {}/{rounds})", label(cell), round + 1) } else { label(cell) };
+                let name = if rounds > 1 {
+                    format!("cell-{:03}-r{round}", cell.index)
+                } else {
+                    format!("cell-{:03}", cell.index)
+                };
+                done.push(run_cell(cell, catalog, executor, run_info, work_dir, &name, &label, &progress));
+            }
+            progress.inc(1);
+            if round + 1 == rounds {
+                let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
+                sink.append(&record)?;
+                sink.sync()?;
+                records.push(record);
+            }
         }
-        let record = evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()));
-        sink.append(&record)?;
-        sink.sync()?;
-        progress.inc(1);
-        records.push(record);
     }
     progress.finish_and_clear();
     let _ = std::fs::remove_dir(work_dir);
-    Ok(records)
+    Ok(Ran { records, rounds: per_cell })
+}
+
+/// One child for one cell; its record.
+#[allow(clippy::too_many_arguments)]
+fn run_cell(
+    cell: &Cell,
+    catalog: &dyn Catalog,
+    executor: &mut dyn Executor,
+    run_info: &RunInfo,
+    work_dir: &Path,
+    name: &str,
+    label: &str,
+    progress: &ProgressBar,
+) -> Record {
+    let descriptor = catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
+    progress.set_message(label.to_string());
+    let scratch = work_dir.join(name);
+    let log = work_dir.join(format!("{name}.log"));
+    let child = match std::fs::create_dir_all(&scratch) {
+        Ok(()) => executor.execute(cell, &scratch, &log, &mut |m| {
+            if let Message::Phase { phase } = m {
+                progress.set_message(format!("{label} — {}", phase_word(*phase)));
+            }
+        }),
+        Err(e) => spawn_failure(format!("creating {}: {e}", scratch.display())),
+    };
+    // The cell's scratch files go with it, also after a crash.
+    let _ = std::fs::remove_dir_all(&scratch);
+    let keep_log = std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
+    if !keep_log {
+        let _ = std::fs::remove_file(&log);
+    }
+    evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()))
 }
 
 fn spawn_failure(why: String) -> ChildRun {

@@ -89,3 +89,26 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
     let missing = sandbox.cmd().args(["compare", "nope", "res/r.jsonl"]).assert().code(2);
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no results file or baseline named `nope`"));
 }
+
+#[test]
+fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
+    let sandbox = Sandbox::new();
+    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
+    sandbox.write("rigs.toml", config);
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
+    for r in &records[..2] {
+        assert_eq!(r.metrics["iter_time"].n, Some(3), "n counts rounds");
+        assert_eq!(r.cell.as_ref().unwrap().rounds, Some(3));
+    }
+    let verdict = records[2].verdict.as_ref().unwrap();
+    assert_eq!(records[2].variant["sleep_us"], 600);
+    assert_eq!(verdict.against.as_ref().unwrap()["sleep_us"], 200);
+    // Sleeping 600 µs instead of 200 µs per iteration is a regression of the time per iteration.
+    assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
+    assert!(verdict.ratio.unwrap() > 1.5);
+}

@@ -1,0 +1,121 @@
+//! Interleaved runs: every round runs every cell once, each in its own child process, so drift in machine
+//! speed hits all arms alike. This module combines a cell's rounds into one record, and compares the arms of a
+//! rig round by round (paired). Pure.
+//!
+//! Why rounds: run-to-run variance dwarfs the variance inside one process (facts.md: Criterion's in-process
+//! CI was 0.2-0.7% wide while its estimate moved 1.2-2.4% between runs), so intervals drawn across separate
+//! processes are the honest ones.
+
+use std::collections::BTreeMap;
+
+use crate::compare::{self, Decision, Verdict};
+use crate::record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+use crate::stats::{self, Summary};
+
+/// One record from the per-round records of a cell: a failed round makes the whole cell a failure (the first
+/// one, named); otherwise each metric is the mean of the rounds' estimates with a Student-t CI95 over rounds,
+/// and `n` counts rounds.
+pub fn combine(mut rounds: Vec<Record>) -> Record {
+    let total = rounds.len();
+    if let Some(i) = rounds.iter().position(|r| r.kind == Kind::Failure) {
+        let mut failed = rounds.swap_remove(i);
+        if let Some(f) = failed.failure.as_mut() {
+            f.message = format!("round {} of {total}: {}", i + 1, f.message);
+        }
+        return failed;
+    }
+    let mut combined = rounds.last().cloned().expect("at least one round");
+    let mut stats = BTreeMap::new();
+    for (name, metric) in combined.metrics.iter_mut() {
+        let values: Vec<f64> = rounds.iter().filter_map(|r| r.metrics.get(name).map(|m| m.value)).collect();
+        let Some(summary) = Summary::of(&values) else { continue };
+        *metric = MetricValue {
+            value: summary.mean,
+            ci95: stats::mean_ci95(&values),
+            n: Some(values.len() as u64),
+            ..metric.clone()
+        };
+        stats.insert(name.clone(), summary);
+    }
+    if let Some(cell) = combined.cell.as_mut() {
+        cell.rounds = Some(total as u32);
+        cell.samples = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.samples)).sum();
+        cell.wall_ms = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.wall_ms)).sum();
+        cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
+        cell.stats = stats;
+    }
+    combined
+}
+
+/// Paired verdicts: every arm of a rig against the rig's first arm, per metric, from the ratio of their
+/// estimates in each round (a Student-t CI95 of the log ratios). `cells[i]` holds cell i's per-round records,
+/// all measurements, in cell order.
+pub fn paired(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Record> {
+    let mut verdicts = Vec::new();
+    let mut reference: BTreeMap<&str, &Vec<Record>> = BTreeMap::new();
+    for rounds in cells {
+        let Some(first) = rounds.first() else { continue };
+        let Some(base) = reference.get(first.bench.as_str()).copied() else {
+            reference.insert(&first.bench, rounds);
+            continue;
+        };
+        for (name, metric) in &first.metrics {
+            let logs: Vec<f64> = rounds
+                .iter()
+                .zip(base)
+                .filter_map(|(a, b)| Some((a.metrics.get(name)?.value / b.metrics.get(name)?.value).ln()))
+                .filter(|l| l.is_finite())
+                .collect();
+            let Some(summary) = Summary::of(&logs) else { continue };
+            let ci = stats::mean_ci95(&logs).map_or([f64::NAN; 2], |[lo, hi]| [lo.exp(), hi.exp()]);
+            let ratio = summary.mean.exp();
+            let decision = if ci[0].is_nan() {
+                Decision::Inconclusive
+            } else {
+                compare::decide(ci, metric.higher_is_better, threshold)
+            };
+            let against: Vec<String> = base[0].variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let note = format!(
+                "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
+                decision.name(),
+                ci[0],
+                ci[1],
+                against.join(" "),
+                logs.len(),
+                threshold * 100.0
+            );
+            let verdict = Verdict {
+                metric: Some(name.clone()),
+                test:
+                    "paired: ratio per interleaved round against the rig's first arm; Student-t CI95 of the log ratios"
+                        .into(),
+                baseline: None,
+                against: Some(base[0].variant.clone()),
+                ratio: Some(ratio),
+                ci95: Some(ci),
+                higher_is_better: Some(metric.higher_is_better),
+                threshold,
+                decision,
+            };
+            verdicts.push(Record {
+                schema: SCHEMA,
+                bench: first.bench.clone(),
+                kind: Kind::Verdict,
+                run: run.clone(),
+                variant: first.variant.clone(),
+                metrics: BTreeMap::new(),
+                note: Some(note),
+                plugin: first.plugin.clone(),
+                cell: None,
+                checks: vec![],
+                failure: None,
+                verdict: Some(verdict),
+            });
+        }
+    }
+    verdicts
+}
+
+#[cfg(test)]
+#[path = "rounds_tests.rs"]
+mod tests;
