@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::compare::Decision;
 use crate::reader;
 use crate::record::Record;
 
@@ -40,11 +39,6 @@ pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
         eprintln!("warning: {problem}");
     }
     Ok(stream.records.into_iter().map(|(_, r)| r).collect())
-}
-
-/// The verdicts whose decision is one of `fail_on`.
-pub fn gate<'a>(verdicts: &'a [Record], fail_on: &[Decision]) -> Vec<&'a Record> {
-    verdicts.iter().filter(|r| r.verdict.as_ref().is_some_and(|v| fail_on.contains(&v.decision))).collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use crate::compare::{self, Decision};
+use crate::compare;
 use crate::config::{Config, parse_duration, parse_fraction};
 use crate::loader::Loader;
 use crate::matrix::{self, Overrides};
@@ -36,6 +36,9 @@ enum Command {
     Plan(MatrixArgs),
     /// Compare two results files or named baselines, series by series; one verdict per series and metric.
     Compare(CompareArgs),
+    /// Measure this host's noise: A/A comparisons of each cell against itself over interleaved rounds, stored
+    /// as records that `--threshold auto` uses.
+    Calibrate(CalibrateArgs),
     /// Report results files as md, csv, json, gab (github-action-benchmark) or bmf (Bencher).
     Report(ReportArgs),
     /// Print the records of one or more results files as a table.
@@ -121,17 +124,7 @@ struct RunArgs {
     #[arg(long)]
     interleave: bool,
     #[command(flatten)]
-    judging: Judging,
-}
-
-#[derive(Debug, Args)]
-struct Judging {
-    /// Changes within ±this are noise [default: 3%].
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
-    threshold: f64,
-    /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, inconclusive, added, removed.
-    #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
-    fail_on: Vec<Decision>,
+    judging: crate::judging::Judging,
 }
 
 #[derive(Debug, Args)]
@@ -147,7 +140,22 @@ struct CompareArgs {
     #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
     results: PathBuf,
     #[command(flatten)]
-    judging: Judging,
+    judging: crate::judging::Judging,
+}
+
+#[derive(Debug, Args)]
+struct CalibrateArgs {
+    #[command(flatten)]
+    matrix: MatrixArgs,
+    /// Interleaved rounds, each cell once per round in its own process: N rounds give N(N-1)/2 A/A pairs.
+    #[arg(long, value_name = "N", default_value = "10")]
+    rounds: u32,
+    /// The threshold whose false-alarm rate is measured.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    threshold: f64,
+    /// Append the calibration records to FILE (where `--threshold auto` looks for them).
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -164,14 +172,6 @@ struct ReportArgs {
     /// Noise threshold of the md report's "vs previous run" [default: 3%].
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
     threshold: f64,
-}
-
-fn parse_decision(text: &str) -> Result<Decision, String> {
-    use Decision::*;
-    [Improved, Regressed, NoChange, Inconclusive, Added, Removed]
-        .into_iter()
-        .find(|d| d.name() == text)
-        .ok_or_else(|| format!("`{text}` is not one of regressed, improved, no_change, inconclusive, added, removed"))
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {
@@ -201,9 +201,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => {
             let old = baseline::load(&args.old, &args.results)?;
             let new = baseline::load(&args.new, &args.results)?;
-            let verdicts = compare::compare(&old, &new, args.judging.threshold, &provenance::current());
-            judge(verdicts, args.out.as_deref(), &args.judging)
+            let run = provenance::current();
+            let calibrations = calibrations(&args.results);
+            let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            args.judging.judge(&verdicts, args.out.as_deref())
         }
+        Command::Calibrate(args) => calibrate_matrix(args),
         Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
@@ -227,15 +230,19 @@ fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if rounds > 1 {
         let measured: Vec<Vec<_>> =
             ran.rounds.into_iter().filter(|r| r.iter().all(|r| r.kind == Kind::Measurement)).collect();
-        let verdicts = crate::rounds::paired(&measured, args.judging.threshold, &run_info);
-        if !verdicts.is_empty() && judge(verdicts, Some(&args.out), &args.judging)? != ExitCode::SUCCESS {
+        let calibrations = calibrations(&args.out);
+        let verdicts =
+            crate::rounds::paired(&measured, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
+        if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
             code = ExitCode::from(1);
         }
     }
     if let Some(name) = &args.baseline {
         let old = baseline::load(name, &args.out)?;
-        let verdicts = compare::compare(&old, &records, args.judging.threshold, &run_info);
-        if judge(verdicts, Some(&args.out), &args.judging)? != ExitCode::SUCCESS {
+        let calibrations = calibrations(&args.out);
+        let verdicts =
+            compare::compare(&old, &records, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
+        if args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
             code = ExitCode::from(1);
         }
     }
@@ -245,26 +252,6 @@ fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         print(&format!("baseline `{name}` saved to {}\n", path.display()))?;
     }
     Ok(code)
-}
-
-/// Prints verdicts, appends them to `out`, and applies `--fail-on`.
-fn judge(verdicts: Vec<crate::record::Record>, out: Option<&Path>, judging: &Judging) -> Result<ExitCode> {
-    let refs: Vec<_> = verdicts.iter().collect();
-    print(&format!("{}\n", report::verdicts_table(&refs)))?;
-    if let Some(out) = out {
-        let mut sink = crate::sink::Sink::open(out)?;
-        for verdict in &verdicts {
-            sink.append(verdict)?;
-        }
-        sink.sync()?;
-    }
-    let gated = baseline::gate(&verdicts, &judging.fail_on);
-    if gated.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let names: Vec<&str> = judging.fail_on.iter().map(|d| d.name()).collect();
-    eprintln!("gate: {} verdicts are {}", gated.len(), names.join(" or "));
-    Ok(ExitCode::from(1))
 }
 
 fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
@@ -302,6 +289,44 @@ fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
     Ok(loader)
+}
+
+/// Calibration records in the stream `path` (none when it does not exist yet).
+fn calibrations(path: &Path) -> Vec<crate::record::Record> {
+    reader::read(path)
+        .map(|s| {
+            s.records.into_iter().map(|(_, r)| r).filter(|r| r.variant.contains_key(crate::calibrate::MARK)).collect()
+        })
+        .unwrap_or_default()
+}
+
+fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
+    if args.rounds < 2 {
+        bail!("calibration needs at least 2 rounds");
+    }
+    let (loader, cells) = resolve(&args.matrix)?;
+    let run_info = provenance::current();
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
+    let scratch = work_dir.with_extension("calibration.jsonl");
+    let mut sink = crate::sink::Sink::open(&scratch)?;
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, args.rounds);
+    let _ = std::fs::remove_file(&scratch);
+    let records = crate::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);
+    let mut out = crate::sink::Sink::open(&args.out)?;
+    for record in &records {
+        out.append(record)?;
+    }
+    out.sync()?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!(
+        "{}\n{} calibration records appended to {}\n",
+        report::records_table(&refs),
+        records.len(),
+        args.out.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Every record of `files`, with each file's skipped lines reported on stderr.
@@ -354,7 +379,7 @@ fn current_exe() -> Result<PathBuf> {
 }
 
 /// Writes to stdout, returning broken pipes as errors for `main` to treat as a normal end.
-fn print(text: &str) -> Result<()> {
+pub fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

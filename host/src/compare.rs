@@ -113,24 +113,27 @@ pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
     newest
 }
 
+/// The noise threshold of a series' metric: a fixed one, or one calibrated for it on this host.
+pub type Threshold<'a> = &'a dyn Fn(&Record, &str) -> f64;
+
 /// Verdict records for `new` against `old`, stamped with `run` (the judging invocation).
-pub fn compare(old: &[Record], new: &[Record], threshold: f64, run: &RunInfo) -> Vec<Record> {
+pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &RunInfo) -> Vec<Record> {
     let (old, new) = (latest(old), latest(new));
     let mut verdicts = Vec::new();
     for (key, after) in &new {
         let Some(before) = old.get(key) else {
-            verdicts.push(one_sided(after, Decision::Added, threshold, run));
+            verdicts.push(one_sided(after, Decision::Added, threshold(after, ""), run));
             continue;
         };
         for (name, metric) in &after.metrics {
             if let Some(base) = before.metrics.get(name) {
-                verdicts.push(judge(after, before, name, base, metric, threshold, run));
+                verdicts.push(judge(after, before, name, base, metric, threshold(after, name), run));
             }
         }
     }
     for (key, before) in &old {
         if !new.contains_key(key) {
-            verdicts.push(one_sided(before, Decision::Removed, threshold, run));
+            verdicts.push(one_sided(before, Decision::Removed, threshold(before, ""), run));
         }
     }
     verdicts

@@ -86,7 +86,7 @@ fn series_are_matched_on_bench_and_variant_with_the_newest_record_per_side() {
         measurement(3, "new", 1000, &[("t", 120.0, 1.0, false), ("rate", 50.2, 0.5, true)]),
         measurement(3, "new", 7, &[("t", 1.0, 0.0, false)]),
     ];
-    let verdicts = compare(&old, &new, 0.03, &run(4, "judge"));
+    let verdicts = compare(&old, &new, &|_, _| 0.03, &run(4, "judge"));
     let got = decisions(&verdicts);
     let expected = vec![
         (r#"{"rows":1000}"#.to_string(), Some("rate".to_string()), Decision::NoChange),
@@ -109,7 +109,7 @@ fn the_ratio_ci_combines_both_sides_noise() {
     // Each side ±1.96% (one relative SE of 1%): the ratio's relative SE is √2 %, so its CI95 is about ±2.77%.
     let old = vec![measurement(1, "a", 1, &[("t", 100.0, 1.96, false)])];
     let new = vec![measurement(2, "b", 1, &[("t", 100.0, 1.96, false)])];
-    let v = compare(&old, &new, 0.05, &run(3, "c"))[0].verdict.clone().unwrap();
+    let v = compare(&old, &new, &|_, _| 0.05, &run(3, "c"))[0].verdict.clone().unwrap();
     let [lo, hi] = v.ci95.unwrap();
     assert!((hi.ln() - 0.0277).abs() < 0.0005 && (lo.ln() + 0.0277).abs() < 0.0005, "{lo} {hi}");
     assert_eq!(v.decision, Decision::NoChange);

@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod bootstrap;
+pub mod calibrate;
 pub mod child;
 pub mod cli;
 pub mod compare;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod evaluate;
 pub mod executor;
 pub mod export;
+pub mod judging;
 pub mod library;
 pub mod loader;
 pub mod matrix;

@@ -50,7 +50,7 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
 /// Paired verdicts: every arm of a rig against the rig's first arm, per metric, from the ratio of their
 /// estimates in each round (a Student-t CI95 of the log ratios). `cells[i]` holds cell i's per-round records,
 /// all measurements, in cell order.
-pub fn paired(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Record> {
+pub fn paired(cells: &[Vec<Record>], threshold: compare::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
     let mut verdicts = Vec::new();
     let mut reference: BTreeMap<&str, &Vec<Record>> = BTreeMap::new();
     for rounds in cells {
@@ -69,6 +69,7 @@ pub fn paired(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Recor
             let Some(summary) = Summary::of(&logs) else { continue };
             let ci = stats::mean_ci95(&logs).map_or([f64::NAN; 2], |[lo, hi]| [lo.exp(), hi.exp()]);
             let ratio = summary.mean.exp();
+            let threshold = threshold(first, name);
             let decision = if ci[0].is_nan() {
                 Decision::Inconclusive
             } else {

@@ -112,3 +112,44 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
     assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
     assert!(verdict.ratio.unwrap() > 1.5);
 }
+
+#[test]
+fn calibration_records_set_the_threshold_of_later_comparisons() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nparams = { sleep_us = 100 }\n");
+    let with_plugins = |cmd: &mut assert_cmd::Command| {
+        cmd.arg("--plugin-dir").arg(fault_plugins());
+    };
+    let mut cmd = sandbox.cmd();
+    cmd.args(["calibrate", "--rounds", "4", "--out", "r.jsonl"]);
+    with_plugins(&mut cmd);
+    cmd.assert().success();
+    let (calibration, _) = sandbox.records("r.jsonl");
+    assert_eq!(calibration.len(), 1, "one record per cell and metric, and no measurement records");
+    let c = &calibration[0];
+    assert_eq!(
+        (c.variant["calibration"].as_str(), c.variant["calibrated_metric"].as_str()),
+        (Some("aa"), Some("iter_time"))
+    );
+    assert_eq!(c.metrics["false_alarm_pct"].n, Some(6), "4 rounds give 6 A/A pairs");
+    let suggested = c.metrics["suggested_threshold_pct"].value / 100.0;
+
+    for _ in 0..2 {
+        let mut cmd = sandbox.cmd();
+        cmd.args(["run", "--out", "runs.jsonl"]);
+        with_plugins(&mut cmd);
+        cmd.assert().success();
+    }
+    let (runs, _) = sandbox.records("runs.jsonl");
+    let (first, second) = (serde_json::to_string(&runs[0]).unwrap(), serde_json::to_string(&runs[1]).unwrap());
+    sandbox.write("old.jsonl", &(first + "\n"));
+    sandbox.write("new.jsonl", &(second + "\n"));
+    sandbox
+        .cmd()
+        .args(["compare", "old.jsonl", "new.jsonl", "--threshold", "auto", "--results", "r.jsonl", "--out", "v.jsonl"])
+        .assert()
+        .success();
+    let (verdicts, _) = sandbox.records("v.jsonl");
+    assert_eq!(verdicts.len(), 1);
+    assert_eq!(verdicts[0].verdict.as_ref().unwrap().threshold, suggested);
+}
