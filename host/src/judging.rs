@@ -64,7 +64,7 @@ impl Judging {
     /// Prints `verdicts`, appends them to `out`, and applies `--fail-on`.
     pub fn judge(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         let refs: Vec<&Record> = verdicts.iter().collect();
-        crate::cli::print(&format!("{}\n", report::verdicts_table(&refs)))?;
+        crate::commands::print(&format!("{}\n", report::verdicts_table(&refs)))?;
         if let Some(out) = out {
             let mut sink = Sink::open(out)?;
             for verdict in verdicts {

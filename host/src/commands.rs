@@ -1,0 +1,201 @@
+//! What each command does, once the command line is parsed (`cli` holds the parsing).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs, RunArgs};
+use crate::compare;
+use crate::config::Config;
+use crate::loader::Loader;
+use crate::matrix::{self, Overrides};
+use crate::record::Kind;
+use crate::runner::{self, ChildExecutor};
+use crate::{baseline, export, provenance, reader, report};
+
+pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
+    let (loader, cells) = resolve(&args.matrix)?;
+    let run_info = provenance::current();
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    let mut sink = crate::sink::Sink::open(&args.out)?;
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
+    let rounds = args.rounds.unwrap_or(if args.interleave { 5 } else { 1 });
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
+    let records = ran.records;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!("{}\n", report::records_table(&refs)))?;
+    let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
+    print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
+    let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    if rounds > 1 {
+        let measured: Vec<Vec<_>> =
+            ran.rounds.into_iter().filter(|r| r.iter().all(|r| r.kind == Kind::Measurement)).collect();
+        let calibrations = calibrations(&args.out);
+        let verdicts =
+            crate::rounds::paired(&measured, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
+        if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
+    if let Some(name) = &args.baseline {
+        let old = baseline::load(name, &args.out)?;
+        let calibrations = calibrations(&args.out);
+        let verdicts =
+            compare::compare(&old, &records, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
+        if args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
+    if let Some(name) = &args.save_baseline {
+        let path = baseline::path(&args.out, name)?;
+        baseline::save(&path, &records)?;
+        print(&format!("baseline `{name}` saved to {}\n", path.display()))?;
+    }
+    Ok(code)
+}
+
+pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
+        None => Config::empty(),
+    };
+    if config.rigs.is_empty() && args.rigs.is_empty() {
+        bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
+    }
+    let loader = discover(&args.dirs, true)?;
+    let overrides = Overrides {
+        rigs: args.rigs.clone(),
+        sets: args.sets.clone(),
+        quick: args.quick,
+        deadline: args.deadline,
+        max_cells: args.max_cells,
+        sampling: args.sampling,
+        target_ci: args.target_ci,
+        budget: args.budget,
+        resamples: args.resamples,
+    };
+    let cells = matrix::expand(&config, &loader, &overrides)?;
+    Ok((loader, cells))
+}
+
+/// Finds the plugins; with `notes`, each library that did not load gets a one-line note on stderr.
+pub(crate) fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
+    let exe = current_exe()?;
+    let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
+    let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
+    let loader = Loader::discover(&search, &exe);
+    for rejected in loader.rejected.iter().filter(|_| notes) {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    Ok(loader)
+}
+
+/// Calibration records in the stream `path` (none when it does not exist yet).
+pub(crate) fn calibrations(path: &Path) -> Vec<crate::record::Record> {
+    reader::read(path)
+        .map(|s| {
+            s.records.into_iter().map(|(_, r)| r).filter(|r| r.variant.contains_key(crate::calibrate::MARK)).collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
+    if args.rounds < 2 {
+        bail!("calibration needs at least 2 rounds");
+    }
+    let (loader, cells) = resolve(&args.matrix)?;
+    let run_info = provenance::current();
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
+    let scratch = work_dir.with_extension("calibration.jsonl");
+    let mut sink = crate::sink::Sink::open(&scratch)?;
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, args.rounds);
+    let _ = std::fs::remove_file(&scratch);
+    let records = crate::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);
+    let mut out = crate::sink::Sink::open(&args.out)?;
+    for record in &records {
+        out.append(record)?;
+    }
+    out.sync()?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!(
+        "{}\n{} calibration records appended to {}\n",
+        report::records_table(&refs),
+        records.len(),
+        args.out.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every record of `files`, with each file's skipped lines reported on stderr.
+fn read_all(files: &[PathBuf]) -> Result<Vec<crate::record::Record>> {
+    let mut records = Vec::new();
+    for file in files {
+        let stream = reader::read(file)?;
+        for problem in &stream.problems {
+            eprintln!("warning: {problem}");
+        }
+        records.extend(stream.records.into_iter().map(|(_, r)| r));
+    }
+    Ok(records)
+}
+
+pub(crate) fn show(files: &[PathBuf]) -> Result<ExitCode> {
+    let records = read_all(files)?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!("{}\n", report::records_table(&refs)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
+    let records = read_all(&args.files)?;
+    let write =
+        |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
+    let text = match args.format.as_str() {
+        "md" => export::markdown(&records, args.threshold),
+        "csv" => export::csv(&records),
+        "json" => export::json(&records),
+        "bmf" => export::bmf(&records),
+        _ => {
+            let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let (smaller, bigger) = export::gab(&records);
+            write(&dir.join("smaller_is_better.json"), &smaller)?;
+            write(&dir.join("bigger_is_better.json"), &bigger)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    match &args.out {
+        Some(path) => write(path, &text)?,
+        None => print(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn current_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("finding the benchhost executable (children re-execute it)")
+}
+
+/// Writes to stdout, returning broken pipes as errors for `main` to treat as a normal end.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Appends the records of a Criterion output directory to `out`.
+pub(crate) fn import_criterion(dir: &Path, out: &Path) -> Result<ExitCode> {
+    let records = crate::criterion_import::import(dir, &provenance::current())?;
+    let mut sink = crate::sink::Sink::open(out)?;
+    for record in &records {
+        sink.append(record)?;
+    }
+    sink.sync()?;
+    print(&format!("{} Criterion benchmarks imported into {}\n", records.len(), out.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
