@@ -112,11 +112,9 @@ impl Rig for KafkaTopology {
                 .range(0, 60_000)
                 .doc("fetch.wait.max.ms; brokers that hold every fetch need it small"),
         )
-        .param(
-            Param::int("broker_down_ms", 0)
-                .range(0, 600_000)
-                .doc("mock only: take broker 1 down this long during each run"),
-        )
+        .param(Param::int("broker_down_ms", 0).range(0, 600_000).doc(
+            "mock only: take broker 1 down this long during each run (a third into the window, or as a drain starts)",
+        ))
         .metric(
             Metric::observed("records_per_s", Unit::RecordsPerSec, true)
                 .doc("sum over threads of records / own window"),
@@ -211,8 +209,9 @@ impl Rig for KafkaTopology {
             };
             let reports = topology::consume(&consumers, || {
                 if !broker_down.is_zero() {
-                    // A third into the window (or 200 ms into a drain), for `broker_down_ms`.
-                    std::thread::sleep(window.map_or(Duration::from_millis(200), |w| w / 3));
+                    // A third into the window; in a drain, as the consumers start (one fetch can carry a whole
+                    // small partition, so a later outage could miss the consumption entirely).
+                    std::thread::sleep(window.map_or(Duration::ZERO, |w| w / 3));
                     fault = cluster.set_broker(1, false).and_then(|()| {
                         std::thread::sleep(broker_down);
                         cluster.set_broker(1, true)

@@ -79,8 +79,8 @@ fn a_broker_going_down_mid_run_gives_exact_counts_or_a_named_failure() {
         "broker_down_ms": 1_000, "timeout_s": 30, "payload_bytes": 64, "work_us": 30,
         "queued_min_messages": 50
     });
-    // 30 µs per record over two threads: the drain lasts ~0.45 s of work, so the outage (from 200 ms to
-    // 1.2 s) lands in the middle of it; a shallow prefetch makes the consumers fetch through it.
+    // The broker goes down as the drain starts, for 1 s: the partitions it leads can only be read after it is
+    // back, while the others are consumed (30 µs per record, a shallow prefetch).
     match run(params, 1) {
         // `testing::run` checks the invariants, so Ok means every record was consumed exactly once.
         Ok(report) => {
