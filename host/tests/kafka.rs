@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use benchhost::record::{Kind, Record};
 use support::{Sandbox, workspace_plugins};
 
+/// One Kafka run at a time (see the rig's own tests: concurrent runs on 2 cores starve each other's feeds).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn repo_rigs_toml() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml"))
 }
@@ -38,6 +41,7 @@ fn assert_healthy(records: &[Record]) {
 
 #[test]
 fn the_default_matrix_runs_quick_on_the_mock_cluster() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sandbox = Sandbox::new();
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--quick", "--plugin", "kafka_topology", "--out", "r.jsonl", "--config"]).arg(repo_rigs_toml());
@@ -101,6 +105,7 @@ fn start_broker(binary: &PathBuf) -> Broker {
 
 #[test]
 fn the_same_rig_runs_against_a_real_broker_with_the_same_checks() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(binary) = tansu() else {
         // Never skipped in CI: .ci/run installs the broker.
         assert!(std::env::var_os("CI").is_none(), "CI must provide tansu (BENCHHOST_TANSU or ~/.cache/benchhost)");

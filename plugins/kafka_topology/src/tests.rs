@@ -5,6 +5,14 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// One Kafka test at a time: each runs a cluster, a producer and consumer threads, and on 2 cores
+/// concurrent tests would starve each other's feeds (which the rig rightly reports as a failure).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn run(params: Value, runs: u64) -> Result<testing::Report, String> {
     testing::run::<KafkaTopology>(params, runs)
 }
@@ -15,6 +23,7 @@ fn counter(report: &testing::Report, run: usize, name: &str) -> u64 {
 
 #[test]
 fn draining_consumes_every_record_exactly_once_in_both_topologies() {
+    let _serial = serial();
     for mode in ["perthread", "split"] {
         let params = json!({"mode": mode, "partitions": 4, "threads": 2, "payload_bytes": 64, "messages": 20_000, "duration_s": 0});
         let report = run(params, 2).unwrap_or_else(|e| panic!("{mode}: {e}"));
@@ -30,6 +39,7 @@ fn draining_consumes_every_record_exactly_once_in_both_topologies() {
 
 #[test]
 fn more_threads_than_partitions_is_fine() {
+    let _serial = serial();
     // regression (seed 003 bug 5): a thread without partitions must not panic or hang.
     for mode in ["perthread", "split"] {
         let params = json!({"mode": mode, "partitions": 2, "threads": 4, "messages": 3_000, "duration_s": 0});
@@ -40,6 +50,7 @@ fn more_threads_than_partitions_is_fine() {
 
 #[test]
 fn a_windowed_run_stops_on_time_with_contiguous_offsets() {
+    let _serial = serial();
     for mode in ["perthread", "split"] {
         // 10 µs of work per record keeps the consumers far below the feed, so the window ends first.
         let params = json!({"mode": mode, "partitions": 4, "threads": 2, "work_us": 10, "duration_s": 0.3});
@@ -56,6 +67,7 @@ fn a_windowed_run_stops_on_time_with_contiguous_offsets() {
 
 #[test]
 fn a_backlog_that_drains_before_the_window_ends_is_a_failure() {
+    let _serial = serial();
     // regression (seed 003 bug 3): emptying a small backlog is not the ceiling.
     let params = json!({"partitions": 2, "threads": 2, "messages": 2_000, "duration_s": 5});
     let err = run(params, 1).unwrap_err();
@@ -65,6 +77,7 @@ fn a_backlog_that_drains_before_the_window_ends_is_a_failure() {
 
 #[test]
 fn a_reused_topic_with_another_partition_count_is_refused() {
+    let _serial = serial();
     // regression (seed 003 bug 9).
     let cluster = Cluster::start("mock", 1).unwrap();
     cluster.ensure_topic("bench-reused", 4).unwrap();
@@ -74,6 +87,7 @@ fn a_reused_topic_with_another_partition_count_is_refused() {
 
 #[test]
 fn a_broker_going_down_mid_run_gives_exact_counts_or_a_named_failure() {
+    let _serial = serial();
     let params = json!({
         "partitions": 6, "threads": 2, "brokers": 3, "messages": 30_000, "duration_s": 0,
         "broker_down_ms": 1_000, "timeout_s": 30, "payload_bytes": 64, "work_us": 30,
