@@ -37,7 +37,7 @@ pub(crate) enum Command {
     /// Import other tools' results into a results stream.
     #[command(subcommand)]
     Import(Import),
-    /// Report results files as md, csv, json, gab (github-action-benchmark) or bmf (Bencher).
+    /// Report results files as md, csv, json, gab (github-action-benchmark), bmf (Bencher) or html.
     Report(ReportArgs),
     /// Print the records of one or more results files as a table.
     Show {
@@ -173,8 +173,8 @@ pub(crate) struct ReportArgs {
     /// Results files (JSON lines, schema 1).
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
-    /// md, csv, json, gab or bmf.
-    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf"])]
+    /// md, csv, json, gab, bmf or html.
+    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf", "html"])]
     pub(crate) format: String,
     /// Write to FILE (gab: a directory, for its two files) instead of stdout.
     #[arg(long, value_name = "PATH")]

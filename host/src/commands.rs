@@ -160,6 +160,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         "csv" => export::csv(&records),
         "json" => export::json(&records),
         "bmf" => export::bmf(&records),
+        "html" => crate::html::page(&records),
         _ => {
             let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

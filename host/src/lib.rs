@@ -18,6 +18,7 @@ pub mod criterion_import;
 pub mod evaluate;
 pub mod executor;
 pub mod export;
+pub mod html;
 pub mod judging;
 pub mod library;
 pub mod loader;
