@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::compare::{Decision, decide, series};
+use crate::compare::{Decision, decide, ratio_ci, series};
 use crate::record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
 use crate::stats::{self, Summary};
 
@@ -86,15 +86,12 @@ pub fn calibrate(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Re
     out
 }
 
-/// The ratio CI of every pair of rounds (later over earlier), as `compare` builds it.
+/// The ratio CI of every pair of rounds (later over earlier), exactly as `compare` builds it.
 fn pair_cis(values: &[&MetricValue]) -> Vec<[f64; 2]> {
-    let rel = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
     let mut cis = Vec::new();
     for (i, a) in values.iter().enumerate() {
         for b in &values[i + 1..] {
-            let ratio = b.value / a.value;
-            let se = (rel(a).powi(2) + rel(b).powi(2)).sqrt();
-            cis.push([ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()]);
+            cis.push(ratio_ci(a, b).1);
         }
     }
     cis

@@ -3,19 +3,7 @@ use serde_json::json;
 use super::*;
 
 fn run(host: &str, ts_ms: u64) -> RunInfo {
-    RunInfo {
-        ts_ms,
-        commit: None,
-        host: host.into(),
-        cpu: "c".into(),
-        cores: 2,
-        os: "o".into(),
-        profile: "release".into(),
-        id: None,
-        dirty: None,
-        trigger: None,
-        rustc: None,
-    }
+    RunInfo { host: host.into(), ..RunInfo::for_tests(ts_ms, None) }
 }
 
 fn round(value: f64, half_pct: f64) -> Record {

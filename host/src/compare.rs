@@ -139,6 +139,15 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
     verdicts
 }
 
+/// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
+/// (log-normal delta method); a side without a CI counts as exact.
+pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
+    let ratio = new.value / old.value;
+    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
+    let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
+    (ratio, [ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()])
+}
+
 fn judge(
     after: &Record,
     before: &Record,
@@ -148,10 +157,7 @@ fn judge(
     threshold: f64,
     run: &RunInfo,
 ) -> Record {
-    let ratio = new.value / old.value;
-    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
-    let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
-    let ci95 = [ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()];
+    let (ratio, ci95) = ratio_ci(old, new);
     let decision = decide(ci95, new.higher_is_better, threshold);
     let baseline =
         BaselineRef { run_id: before.run.id.clone(), commit: before.run.commit.clone(), ts_ms: before.run.ts_ms };

@@ -5,19 +5,7 @@ use serde_json::json;
 use super::*;
 
 fn run(ts_ms: u64, id: &str) -> RunInfo {
-    RunInfo {
-        ts_ms,
-        commit: Some(format!("{id:0>12}")),
-        host: "h".into(),
-        cpu: "c".into(),
-        cores: 2,
-        os: "linux/x86_64".into(),
-        profile: "release".into(),
-        id: Some(id.into()),
-        dirty: Some(false),
-        trigger: None,
-        rustc: None,
-    }
+    RunInfo { dirty: Some(false), ..RunInfo::for_tests(ts_ms, Some(id)) }
 }
 
 fn measurement(ts_ms: u64, id: &str, rows: i64, metrics: &[(&str, f64, f64, bool)]) -> Record {

@@ -14,19 +14,7 @@ fn cell() -> Cell {
 }
 
 fn run_info() -> RunInfo {
-    RunInfo {
-        ts_ms: 1,
-        commit: None,
-        host: "h".into(),
-        cpu: "c".into(),
-        cores: 2,
-        os: "linux/x86_64".into(),
-        profile: "debug".into(),
-        id: Some("id".into()),
-        dirty: None,
-        trigger: None,
-        rustc: None,
-    }
+    RunInfo { profile: "debug".into(), ..RunInfo::for_tests(1, Some("id")) }
 }
 
 fn plugin() -> Message {

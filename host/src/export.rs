@@ -60,10 +60,7 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
 }
 
 fn vs_previous(before: &MetricValue, after: &MetricValue, threshold: f64) -> String {
-    let ratio = after.value / before.value;
-    let rel = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
-    let se = (rel(before).powi(2) + rel(after).powi(2)).sqrt();
-    let ci = [ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()];
+    let (ratio, ci) = compare::ratio_ci(before, after);
     let decision = compare::decide(ci, after.higher_is_better, threshold);
     format!("{:+.1}% ({})", (ratio - 1.0) * 100.0, decision.name())
 }

@@ -203,3 +203,23 @@ impl Record {
         serde_json::to_string(self).expect("records serialize")
     }
 }
+
+#[cfg(test)]
+impl RunInfo {
+    /// Provenance for unit tests: host `h`, 2 cores, a release build, and the given start and id.
+    pub fn for_tests(ts_ms: u64, id: Option<&str>) -> RunInfo {
+        RunInfo {
+            ts_ms,
+            commit: id.map(|id| format!("{id:0>12}")),
+            host: "h".into(),
+            cpu: "c".into(),
+            cores: 2,
+            os: "linux/x86_64".into(),
+            profile: "release".into(),
+            id: id.map(str::to_owned),
+            dirty: None,
+            trigger: None,
+            rustc: None,
+        }
+    }
+}

@@ -6,19 +6,7 @@ use super::*;
 use crate::record::{CellInfo, Failure};
 
 fn run() -> RunInfo {
-    RunInfo {
-        ts_ms: 1,
-        commit: None,
-        host: "h".into(),
-        cpu: "c".into(),
-        cores: 2,
-        os: "o".into(),
-        profile: "release".into(),
-        id: Some("r".into()),
-        dirty: None,
-        trigger: None,
-        rustc: None,
-    }
+    RunInfo::for_tests(1, Some("r"))
 }
 
 fn round(mode: &str, value: f64, hib: bool) -> Record {
