@@ -6,13 +6,14 @@ of benchmarks/harness. Per workload:
   (1) estimate, benchhost vs Criterion, interleaved PAIRS times (median ratio);
   (2) the harness cost per iteration is the noop estimate itself;
   (3) wall time: benchhost with --target-ci 1% (and whether it got there) vs a default Criterion run;
-  (4) INVOCATIONS separate `benchhost run --rounds 3` invocations, each with two arms (slowdown 0% and 5%,
+  (4) INVOCATIONS separate `benchhost run --rounds ROUNDS` invocations, each with two arms (slowdown 0% and 5%,
       interleaved): every pair of 0% records is an A/A comparison, every (0%, 5%) pair an A/B one, each judged
-      by `benchhost compare` itself at the default ±3% threshold. The slowdown parameter stands in for a code
+      by `benchhost compare` itself at the default ±3% threshold. The spin parameter (sized to +5% by measuring the rig with and without it) stands in for a code
       change, so its variant key is normalised before comparing.
 Writes OUT/proof.json and prints the README table.
 
-usage: python3 benchmarks/harness/proof.py [--pairs 3] [--invocations 10] [--out target/proof]
+usage: python3 benchmarks/harness/proof.py [--pairs 3] [--invocations 10] [--rounds 3] [--workloads noop,copy64k,sort10k,wal]
+                                           [--out target/proof]
 """
 import argparse, glob, itertools, json, os, subprocess, sys, time
 
@@ -55,7 +56,7 @@ def judge(old, new, work):
     """benchhost's own decision for two single records of one series."""
     a, b = os.path.join(work, "a.jsonl"), os.path.join(work, "b.jsonl")
     for path, record in ((a, old), (b, new)):
-        record = dict(record, variant=dict(record["variant"], slowdown_pct=0.0))
+        record = dict(record, variant=dict(record["variant"], spin_rounds=0))
         with open(path, "w") as f:
             f.write(json.dumps(record) + "\n")
     verdicts = os.path.join(work, "v.jsonl")
@@ -65,22 +66,37 @@ def judge(old, new, work):
     return [v["verdict"]["decision"] for v in records(verdicts) if v["verdict"].get("metric") == "time"][0]
 
 
+def med(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def spin_for_five_percent(workload, base_ns, out):
+    """The spin rounds that slow `workload` by 5%, measured in place: the rig with a trial spin worth ~10% at
+    an assumed 1 ns per round, against the rig without, interleaved over 5 rounds."""
+    trial = max(1, int(base_ns * 0.10))
+    config = os.path.join(out, "spin.toml")
+    with open(config, "w") as f:
+        f.write(f'[defaults]\nwarmup = "300ms"\nmeasurement = "1s"\nsamples = 20\n[rig.harness]\nmatrix = {{ spin_rounds = [0, {trial}] }}\n')
+    _, recs = benchhost(workload, os.path.join(out, f"{workload}-spin.jsonl"), ["--config", config, "--rounds", "5"])
+    t = {r["variant"]["spin_rounds"]: r["metrics"]["time"]["value"] for r in recs}
+    per_round = max((t[trial] - t[0]) / trial, 1e-6)
+    return max(1, round(0.05 * t[0] / per_round))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--pairs", type=int, default=3)
     p.add_argument("--invocations", type=int, default=10)
     p.add_argument("--out", default=os.path.join(TARGET, "proof"))
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds per A/B invocation")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
     built = sh(["cargo", "bench", "-p", "rig-harness", "--bench", "criterion", "--no-run", "--message-format=json"], cwd=ROOT)
     bench_bin = [json.loads(l)["executable"] for l in built.stdout.splitlines() if '"executable":"' in l and "criterion" in l][-1]
-    config = os.path.join(args.out, "rigs.toml")
-    with open(config, "w") as f:
-        f.write('[defaults]\nwarmup = "300ms"\nmeasurement = "1s"\nsamples = 20\n'
-                '[rig.harness]\nmatrix = { slowdown_pct = [0.0, 5.0] }\n')
     results = {}
-    for w in WORKLOADS:
+    for w in args.workloads.split(","):
         row = {"ratios": [], "bh_wall": [], "bh_stop": [], "bh_ci": [], "cr_wall": [], "cr_ci": []}
         for i in range(args.pairs):
             wall, recs = benchhost(w, os.path.join(args.out, f"{w}-target.jsonl"), ["--target-ci", "1%", "--budget", "10s"])
@@ -94,20 +110,25 @@ def main():
             row["cr_ci"].append(crit_ci)
             row.setdefault("bh_ns", []).append(m["value"])
             row.setdefault("cr_ns", []).append(crit)
-        arms = {0.0: [], 5.0: []}
+        rounds_5 = spin_for_five_percent(w, med(row["bh_ns"]), args.out)
+        config = os.path.join(args.out, "rigs.toml")
+        with open(config, "w") as f:
+            f.write('[defaults]\nwarmup = "300ms"\nmeasurement = "1s"\nsamples = 20\n'
+                    f'[rig.harness]\nmatrix = {{ spin_rounds = [0, {rounds_5}] }}\n')
+        arms = {0: [], rounds_5: []}
         for i in range(args.invocations):
-            _, recs = benchhost(w, os.path.join(args.out, f"{w}-ab.jsonl"), ["--config", config, "--rounds", "3"])
+            _, recs = benchhost(w, os.path.join(args.out, f"{w}-ab.jsonl"), ["--config", config, "--rounds", str(args.rounds)])
             for r in recs:
-                arms[r["variant"]["slowdown_pct"]].append(r)
-        aa = [judge(x, y, args.out) for x, y in itertools.combinations(arms[0.0], 2)]
-        ab = [judge(x, y, args.out) for x, y in itertools.product(arms[0.0], arms[5.0])]
+                arms[r["variant"]["spin_rounds"]].append(r)
+        row["spin_rounds_for_5pct"] = rounds_5
+        aa = [judge(x, y, args.out) for x, y in itertools.combinations(arms[0], 2)]
+        ab = [judge(x, y, args.out) for x, y in itertools.product(arms[0], arms[rounds_5])]
         row["aa"] = {d: aa.count(d) for d in set(aa)}
         row["ab"] = {d: ab.count(d) for d in set(ab)}
         results[w] = row
         print(w, json.dumps(row), file=sys.stderr)
     with open(os.path.join(args.out, "proof.json"), "w") as f:
         json.dump(results, f, indent=1)
-    med = lambda xs: sorted(xs)[len(xs) // 2]
     print("| workload | benchhost | Criterion | ratio (median) | benchhost wall to ±1% (stop) | Criterion wall (CI95 ±) | A/A alarms | 5% detected |")
     print("|---|---|---|---|---|---|---|---|")
     for w, r in results.items():
