@@ -121,6 +121,10 @@ pub(crate) struct RunArgs {
     /// Same as --rounds 5.
     #[arg(long)]
     pub(crate) interleave: bool,
+    /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
+    /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) against: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) judging: crate::judging::Judging,
 }

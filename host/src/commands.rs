@@ -16,37 +16,53 @@ use crate::runner::{self, ChildExecutor};
 use crate::{baseline, export, provenance, reader, report};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
-    let (loader, cells) = resolve(&args.matrix)?;
+    let (loader, mut cells) = resolve(&args.matrix)?;
+    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells)).transpose()?;
+    if other.is_some() {
+        cells = matrix::with_twins(cells);
+    }
     let run_info = provenance::current();
     let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
     let mut sink = crate::sink::Sink::open(&args.out)?;
-    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
-    let rounds = args.rounds.unwrap_or(if args.interleave { 5 } else { 1 });
+    let mut executor =
+        ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
+    let rounds = args.rounds.unwrap_or(if args.interleave || other.is_some() { 5 } else { 1 });
     let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
-    let records = ran.records;
+    // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
+    let records: Vec<_> = ran
+        .records
+        .iter()
+        .zip(&cells)
+        .filter(|(r, c)| !c.against || r.kind == Kind::Failure)
+        .map(|(r, _)| r.clone())
+        .collect();
     let refs: Vec<_> = records.iter().collect();
     print(&format!("{}\n", report::records_table(&refs)))?;
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    if rounds > 1 {
-        let measured: Vec<Vec<_>> =
-            ran.rounds.into_iter().filter(|r| r.iter().all(|r| r.kind == Kind::Measurement)).collect();
-        let calibrations = calibrations(&args.out);
-        let verdicts =
-            crate::rounds::paired(&measured, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
-        if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
-            code = ExitCode::from(1);
-        }
+    let calibrations = calibrations(&args.out);
+    let threshold = args.judging.threshold(&calibrations, &run_info.host);
+    let measured = |r: &&Vec<crate::record::Record>| r.iter().all(|r| r.kind == Kind::Measurement);
+    let mut verdicts = Vec::new();
+    if let Some(dir) = &args.against {
+        let pairs: Vec<_> = ran
+            .rounds
+            .chunks(2)
+            .filter(|p| p.iter().all(|r| measured(&r)))
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        verdicts.extend(crate::rounds::against(&pairs, &dir.display().to_string(), &threshold, &run_info));
+    } else if rounds > 1 {
+        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
+        verdicts.extend(crate::rounds::paired(&arms, &threshold, &run_info));
     }
     if let Some(name) = &args.baseline {
         let old = baseline::load(name, &args.out)?;
-        let calibrations = calibrations(&args.out);
-        let verdicts =
-            compare::compare(&old, &records, &args.judging.threshold(&calibrations, &run_info.host), &run_info);
-        if args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
-            code = ExitCode::from(1);
-        }
+        verdicts.extend(compare::compare(&old, &records, &threshold, &run_info));
+    }
+    if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
+        code = ExitCode::from(1);
     }
     if let Some(name) = &args.save_baseline {
         let path = baseline::path(&args.out, name)?;
@@ -54,6 +70,22 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         print(&format!("baseline `{name}` saved to {}\n", path.display()))?;
     }
     Ok(code)
+}
+
+/// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
+fn against_loader(dir: &Path, cells: &[matrix::Cell]) -> Result<Loader> {
+    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?);
+    for rejected in &loader.rejected {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
+        bail!(
+            "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",
+            dir.display(),
+            cell.rig
+        );
+    }
+    Ok(loader)
 }
 
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
@@ -112,7 +144,7 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
     let scratch = work_dir.with_extension("calibration.jsonl");
     let mut sink = crate::sink::Sink::open(&scratch)?;
-    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, quick: args.matrix.quick };
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick };
     let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, args.rounds);
     let _ = std::fs::remove_file(&scratch);
     let records = crate::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);

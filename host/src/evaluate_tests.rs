@@ -10,7 +10,7 @@ use crate::protocol::Plan;
 fn cell() -> Cell {
     let params = BTreeMap::from([("rows".to_string(), json!(1000))]);
     let plan = Plan::flat(0, 3, 1, 3);
-    Cell { index: 4, rig: "r".into(), params, plan, deadline: Duration::from_secs(1) }
+    Cell { index: 4, rig: "r".into(), params, plan, deadline: Duration::from_secs(1), against: false }
 }
 
 fn run_info() -> RunInfo {

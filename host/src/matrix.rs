@@ -26,6 +26,18 @@ pub struct Cell {
     pub plan: Plan,
     /// When to give up on the child.
     pub deadline: Duration,
+    /// Runs the other build's plugin (`run --against`): the twin of the cell before it.
+    pub against: bool,
+}
+
+/// Each cell followed by its twin on the other build, renumbered, so rounds alternate the builds: A A' B B'.
+pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
+    cells
+        .into_iter()
+        .flat_map(|cell| [Cell { against: false, ..cell.clone() }, Cell { against: true, ..cell }])
+        .enumerate()
+        .map(|(index, cell)| Cell { index, ..cell })
+        .collect()
 }
 
 /// What the command line adds to the file.
@@ -87,7 +99,7 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
         }
         let (plan, deadline) = crate::settings::resolve(config, entry, overrides)?;
         for params in points {
-            cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline });
+            cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline, against: false });
         }
     }
     Ok(cells)

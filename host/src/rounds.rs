@@ -59,60 +59,87 @@ pub fn paired(cells: &[Vec<Record>], threshold: compare::Threshold<'_>, run: &Ru
             reference.insert(&first.bench, rounds);
             continue;
         };
-        for (name, metric) in &first.metrics {
-            let logs: Vec<f64> = rounds
-                .iter()
-                .zip(base)
-                .filter_map(|(a, b)| Some((a.metrics.get(name)?.value / b.metrics.get(name)?.value).ln()))
-                .filter(|l| l.is_finite())
-                .collect();
-            let Some(summary) = Summary::of(&logs) else { continue };
-            let ci = stats::mean_ci95(&logs).map_or([f64::NAN; 2], |[lo, hi]| [lo.exp(), hi.exp()]);
-            let ratio = summary.mean.exp();
-            let threshold = threshold(first, name);
-            let decision = if ci[0].is_nan() {
-                Decision::Inconclusive
-            } else {
-                compare::decide(ci, metric.higher_is_better, threshold)
-            };
-            let against: Vec<String> = base[0].variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let note = format!(
-                "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
-                decision.name(),
-                ci[0],
-                ci[1],
-                against.join(" "),
-                logs.len(),
-                threshold * 100.0
-            );
-            let verdict = Verdict {
-                metric: Some(name.clone()),
-                test:
-                    "paired: ratio per interleaved round against the rig's first arm; Student-t CI95 of the log ratios"
-                        .into(),
-                baseline: None,
-                against: Some(base[0].variant.clone()),
-                ratio: Some(ratio),
-                ci95: Some(ci),
-                higher_is_better: Some(metric.higher_is_better),
-                threshold,
-                decision,
-            };
-            verdicts.push(Record {
-                schema: SCHEMA,
-                bench: first.bench.clone(),
-                kind: Kind::Verdict,
-                run: run.clone(),
-                variant: first.variant.clone(),
-                metrics: BTreeMap::new(),
-                note: Some(note),
-                plugin: first.plugin.clone(),
-                cell: None,
-                checks: vec![],
-                failure: None,
-                verdict: Some(verdict),
-            });
-        }
+        let test = "paired: ratio per interleaved round against the rig's first arm; Student-t CI95 of the log ratios";
+        verdicts.extend(pair(rounds, base, base[0].variant.clone(), test, threshold, run));
+    }
+    verdicts
+}
+
+/// Paired verdicts of each cell against its twin on another build (`run --against DIR`): `pairs` holds
+/// (this build's rounds, the other build's rounds) per cell; `label` names the other build.
+pub fn against(
+    pairs: &[(Vec<Record>, Vec<Record>)],
+    label: &str,
+    threshold: compare::Threshold<'_>,
+    run: &RunInfo,
+) -> Vec<Record> {
+    let test = "paired: ratio per interleaved round against the other build; Student-t CI95 of the log ratios";
+    let other = BTreeMap::from([("build".to_string(), serde_json::Value::from(label))]);
+    pairs.iter().flat_map(|(new, old)| pair(new, old, other.clone(), test, threshold, run)).collect()
+}
+
+/// One verdict per metric of `rounds` against `base`, round by round.
+fn pair(
+    rounds: &[Record],
+    base: &[Record],
+    against: BTreeMap<String, serde_json::Value>,
+    test: &str,
+    threshold: compare::Threshold<'_>,
+    run: &RunInfo,
+) -> Vec<Record> {
+    let Some(first) = rounds.first() else { return vec![] };
+    let mut verdicts = Vec::new();
+    for (name, metric) in &first.metrics {
+        let logs: Vec<f64> = rounds
+            .iter()
+            .zip(base)
+            .filter_map(|(a, b)| Some((a.metrics.get(name)?.value / b.metrics.get(name)?.value).ln()))
+            .filter(|l| l.is_finite())
+            .collect();
+        let Some(summary) = Summary::of(&logs) else { continue };
+        let ci = stats::mean_ci95(&logs).map_or([f64::NAN; 2], |[lo, hi]| [lo.exp(), hi.exp()]);
+        let ratio = summary.mean.exp();
+        let threshold = threshold(first, name);
+        let decision = if ci[0].is_nan() {
+            Decision::Inconclusive
+        } else {
+            compare::decide(ci, metric.higher_is_better, threshold)
+        };
+        let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let note = format!(
+            "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
+            decision.name(),
+            ci[0],
+            ci[1],
+            label.join(" "),
+            logs.len(),
+            threshold * 100.0
+        );
+        let verdict = Verdict {
+            metric: Some(name.clone()),
+            test: test.into(),
+            baseline: None,
+            against: Some(against.clone()),
+            ratio: Some(ratio),
+            ci95: Some(ci),
+            higher_is_better: Some(metric.higher_is_better),
+            threshold,
+            decision,
+        };
+        verdicts.push(Record {
+            schema: SCHEMA,
+            bench: first.bench.clone(),
+            kind: Kind::Verdict,
+            run: run.clone(),
+            variant: first.variant.clone(),
+            metrics: BTreeMap::new(),
+            note: Some(note),
+            plugin: first.plugin.clone(),
+            cell: None,
+            checks: vec![],
+            failure: None,
+            verdict: Some(verdict),
+        });
     }
     verdicts
 }

@@ -29,13 +29,16 @@ pub struct ChildExecutor<'a> {
     pub exe: PathBuf,
     /// Where the rigs come from.
     pub loader: &'a Loader,
+    /// Where the twins' rigs come from (`run --against DIR`).
+    pub against: Option<&'a Loader>,
     /// `--quick`.
     pub quick: bool,
 }
 
 impl Executor for ChildExecutor<'_> {
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
-        let (plugin, _) = self.loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
+        let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };
+        let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
         let task = Task::Cell(CellTask {
             plugin_path: plugin.path.clone(),
             rig: cell.rig.clone(),
@@ -87,8 +90,11 @@ pub fn run(
             progress.inc(1);
             if round + 1 == rounds {
                 let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
-                sink.append(&record)?;
-                sink.sync()?;
+                // The other build's numbers only serve the paired verdicts; its failures are reported.
+                if !cell.against || record.kind == Kind::Failure {
+                    sink.append(&record)?;
+                    sink.sync()?;
+                }
                 records.push(record);
             }
         }

@@ -151,5 +151,34 @@ fn calibration_records_set_the_threshold_of_later_comparisons() {
         .success();
     let (verdicts, _) = sandbox.records("v.jsonl");
     assert_eq!(verdicts.len(), 1);
-    assert_eq!(verdicts[0].verdict.as_ref().unwrap().threshold, suggested);
+    let used = verdicts[0].verdict.as_ref().unwrap().threshold;
+    assert!((used - suggested).abs() < 1e-12, "{used} vs {suggested}");
+}
+
+#[test]
+fn another_build_runs_as_a_twin_of_every_cell_and_is_judged_round_by_round() {
+    let sandbox = Sandbox::new();
+    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nparams = { sleep_us = 200 }\n";
+    sandbox.write("rigs.toml", config);
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"])
+        .arg(fault_plugins())
+        .arg("--against")
+        .arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Verdict], "the other build's numbers stay out of the stream");
+    assert_eq!(records[0].metrics["iter_time"].n, Some(3));
+    let verdict = records[1].verdict.as_ref().unwrap();
+    assert_eq!(verdict.against.as_ref().unwrap()["build"], fault_plugins().display().to_string());
+    assert!(verdict.test.contains("other build"), "{}", verdict.test);
+    assert_eq!(records[1].variant, records[0].variant);
+
+    let empty = sandbox.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins()).arg("--against").arg(&empty);
+    let out = cmd.assert().code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("no plugin there provides rig `healthy`"));
 }
