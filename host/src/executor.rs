@@ -89,7 +89,10 @@ pub fn run_child(
     let lines_tx = tx.clone();
     thread::spawn(move || read_lines(stdout, lines_tx));
     let log = log.map(Path::to_owned);
-    let stderr_thread = thread::spawn(move || capture_stderr(stderr, log));
+    let (tail_tx, tail_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tail_tx.send(capture_stderr(stderr, log));
+    });
     thread::spawn(move || reap(pid, tx));
     // `child` is never waited on through std: `reap` owns the wait, to get the rusage with the status.
     drop(child);
@@ -105,7 +108,10 @@ pub fn run_child(
         drain_until: None,
     };
     watch.follow(&rx, start + deadline, on_message);
-    let stderr_tail = stderr_thread.join().unwrap_or_default();
+    // Bounded like every other wait: a process that left the cell's group may still hold its stderr open.
+    let stderr_tail = tail_rx.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| {
+        vec!["[benchhost: stderr still held open by a process outside the cell; tail not collected]".into()]
+    });
     let end = if let Some(v) = watch.violation {
         v
     } else {

@@ -152,17 +152,19 @@ fn probe(exe: &Path, path: &Path) -> Result<PluginInfo, String> {
     })
 }
 
-/// In-tree rigs (`plugins/*/Cargo.toml` with `[package.metadata.benchhost] rigs = [...]`) that no loaded
+/// In-tree rigs (`plugins/*/Cargo.toml` and `benchmarks/*/Cargo.toml` with `[package.metadata.benchhost] rigs = [...]`) that no loaded
 /// plugin provides, with the command that builds them. The source tree is looked for from the current
 /// directory and from the executable's location (`target/<profile>/benchhost`).
 fn unbuilt_hints(exe: &Path, loader: &Loader) -> BTreeMap<String, String> {
     let cwd = std::env::current_dir().ok();
     let roots = cwd.iter().map(PathBuf::as_path).chain(exe.ancestors().skip(1));
-    let Some(plugins_dir) = roots.map(|r| r.join("plugins")).find(|p| p.is_dir()) else { return BTreeMap::new() };
+    let Some(root) = roots.map(Path::to_owned).find(|r| r.join("plugins").is_dir()) else { return BTreeMap::new() };
     let release = if cfg!(debug_assertions) { "" } else { " --release" };
     let mut hints = BTreeMap::new();
-    for manifest in std::fs::read_dir(&plugins_dir).into_iter().flatten().flatten().map(|e| e.path().join("Cargo.toml"))
-    {
+    let crates = ["plugins", "benchmarks"]
+        .into_iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).into_iter().flatten().flatten());
+    for manifest in crates.map(|e| e.path().join("Cargo.toml")) {
         let Ok(text) = std::fs::read_to_string(&manifest) else { continue };
         let Ok(toml) = text.parse::<toml::Table>() else { continue };
         let package = toml.get("package");
