@@ -139,3 +139,23 @@ fn help_lists_the_commands_and_hides_the_child() {
     }
     assert!(!stdout.contains("__child"));
 }
+
+#[test]
+fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
+    let sandbox = Sandbox::new();
+    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--plugin", "wal_log", "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
+        .arg(workspace_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let modes: Vec<&str> = records.iter().map(|r| r.variant["fsync"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["none", "batch", "always"]);
+    for r in &records {
+        assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
+        assert_eq!(r.variant["records"], 1000, "the quick table's size is the one recorded");
+        let checks: Vec<(&str, bool)> = r.checks.iter().map(|c| (c.invariant.as_str(), c.ok)).collect();
+        assert_eq!(checks, [("replayed == appended", true), ("out_of_order == 0", true)]);
+        assert!(r.note.as_deref().unwrap().starts_with("fsync "));
+    }
+}

@@ -2,9 +2,16 @@
 //! trace batch as an Arrow IPC stream (ZSTD, LZ4 or uncompressed) into a fresh buffer and reads the first
 //! batch back, as SignalDB's `record_batch_to_bytes` / `bytes_to_record_batch` do. Teardown checks that the
 //! batch read back equals the batch written.
+//!
+//! Rig `wal_log` (module `durable`) measures the durability side: appends to segment files with fsync
+//! none|batch|always, then a replay that must return exactly what was appended.
 
+mod durable;
 mod ipc;
+mod log;
 mod trace_batch;
+
+pub use durable::WalLog;
 
 pub use ipc::{Compression, decode, encode};
 
@@ -74,7 +81,7 @@ impl Rig for Wal {
     }
 }
 
-benchhost_plugin_api::export_rigs![Wal];
+benchhost_plugin_api::export_rigs![Wal, WalLog];
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,164 @@
+//! benchhost rig `wal_log`: the durability side of a WAL. Each run appends `records` records (the trace batch
+//! as an IPC stream, prefixed with a sequence number) to a fresh log, making them durable per `fsync`, then
+//! replays the log and checks that exactly those records come back, in order.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use benchhost_plugin_api::{
+    Descriptor, Invariant, Metric, Observation, Outcome, Param, Rig, RigError, SetupContext, Unit,
+};
+use hdrhistogram::Histogram;
+use serde::Deserialize;
+
+use crate::ipc::{Compression, encode};
+use crate::log::{self, Fsync, Log};
+use crate::trace_batch;
+
+/// Parameters of `wal_log`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    rows: i64,
+    compression: Compression,
+    records: i64,
+    fsync: Fsync,
+    batch_records: i64,
+    batch_ms: i64,
+    segment_mib: i64,
+}
+
+/// The rig.
+pub struct WalLog {
+    payload: Vec<u8>,
+    records: u64,
+    fsync: Fsync,
+    batch_records: u64,
+    batch_window: Duration,
+    segment_bytes: u64,
+    scratch: PathBuf,
+    runs: u64,
+}
+
+impl Rig for WalLog {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::run(
+            "wal_log",
+            "on-disk WAL: append checksummed IPC records to segments with fsync none|batch|always, then replay",
+        )
+        .param(Param::int("rows", 100).range(1, 1_000_000).doc("spans per record"))
+        .param(Param::choice("compression", "zstd", &["none", "lz4", "zstd"]))
+        .param(Param::int("records", 10_000).range(1, 100_000_000).doc("records appended per run"))
+        .param(Param::choice("fsync", "batch", &["none", "batch", "always"]).doc("durability of each append"))
+        .param(Param::int("batch_records", 32).range(1, 1_000_000).doc("group commit after this many records"))
+        .param(Param::int("batch_ms", 5).range(0, 60_000).doc("... or after this long"))
+        .param(Param::int("segment_mib", 8).range(1, 4096))
+        .metric(Metric::observed("appends_per_s", Unit::RecordsPerSec, true))
+        .metric(
+            Metric::observed("mb_per_s", Unit::MegabytesPerSec, true).doc("framed bytes appended, 10^6, per second"),
+        )
+        .metric(
+            Metric::observed("p50_append_us", Unit::Micros, false).doc("one append, including the sync it triggered"),
+        )
+        .metric(Metric::observed("p99_append_us", Unit::Micros, false))
+        .metric(Metric::observed("p999_append_us", Unit::Micros, false))
+        .metric(Metric::observed("bytes_on_disk", Unit::Bytes, false))
+        .invariant(Invariant::equal("replayed", "appended"))
+        .invariant(Invariant::zero("out_of_order"))
+    }
+
+    fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
+        let positive = |v: i64| u64::try_from(v).map_err(|_| RigError::invalid_params("sizes must be positive"));
+        let batch = trace_batch::build(positive(p.rows)? as usize)?;
+        Ok(WalLog {
+            payload: encode(&batch, p.compression)?,
+            records: positive(p.records)?,
+            fsync: p.fsync,
+            batch_records: positive(p.batch_records)?,
+            batch_window: Duration::from_millis(positive(p.batch_ms)?),
+            segment_bytes: positive(p.segment_mib)? << 20,
+            scratch: ctx.scratch_dir.clone(),
+            runs: 0,
+        })
+    }
+
+    fn run(&mut self) -> Result<Observation, RigError> {
+        self.runs += 1;
+        let dir = self.scratch.join(format!("wal-run-{}", self.runs));
+        let mut log = Log::create(&dir, self.segment_bytes)?;
+        let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+        let (mut bytes, mut last_sync) = (0u64, Instant::now());
+        let start = Instant::now();
+        for seq in 0..self.records {
+            let t0 = Instant::now();
+            let mut record = Vec::with_capacity(8 + self.payload.len());
+            record.extend_from_slice(&seq.to_le_bytes());
+            record.extend_from_slice(&self.payload);
+            bytes += log.append(&record)?;
+            let due = match self.fsync {
+                Fsync::None => false,
+                Fsync::Always => true,
+                Fsync::Batch => log.unsynced() >= self.batch_records || last_sync.elapsed() >= self.batch_window,
+            };
+            if due {
+                log.sync()?;
+                last_sync = Instant::now();
+            }
+            let _ = latency.record((t0.elapsed().as_nanos() as u64).max(1));
+        }
+        if self.fsync != Fsync::None {
+            log.sync()?;
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        drop(log);
+        let replay = log::replay(&dir)?;
+        let out_of_order = replay.records.iter().enumerate().filter(|(i, r)| !self.is_record(*i as u64, r)).count();
+        let _ = std::fs::remove_dir_all(&dir);
+        let us = |q: f64| latency.value_at_quantile(q) as f64 / 1e3;
+        Ok(Observation::new()
+            .metric("appends_per_s", self.records as f64 / elapsed)
+            .metric("mb_per_s", bytes as f64 / 1e6 / elapsed)
+            .metric("p50_append_us", us(0.5))
+            .metric("p99_append_us", us(0.99))
+            .metric("p999_append_us", us(0.999))
+            .metric("bytes_on_disk", replay.bytes_on_disk as f64)
+            .counter("appended", self.records)
+            .counter("replayed", replay.records.len() as u64)
+            .counter("out_of_order", out_of_order as u64)
+            .note(format!("fsync {:?}: latency of each append call, including the fdatasync it triggered", self.fsync)))
+    }
+
+    fn teardown(self) -> Result<Outcome, RigError> {
+        Ok(Outcome::new().counter("runs", self.runs))
+    }
+}
+
+impl WalLog {
+    /// Whether `record` is the `seq`-th record exactly as appended.
+    fn is_record(&self, seq: u64, record: &[u8]) -> bool {
+        record.len() == 8 + self.payload.len() && record[..8] == seq.to_le_bytes() && record[8..] == self.payload[..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use benchhost_plugin_api::testing;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_fsync_mode_replays_exactly_what_was_appended() {
+        for fsync in ["none", "batch", "always"] {
+            let params = json!({"fsync": fsync, "records": 200, "rows": 20, "segment_mib": 1});
+            let report = testing::run::<WalLog>(params, 2).unwrap_or_else(|e| panic!("{fsync}: {e}"));
+            for obs in &report.observations {
+                assert_eq!((obs.counters["replayed"], obs.counters["out_of_order"]), (200, 0), "{fsync}");
+                assert!(obs.metrics["p99_append_us"] >= obs.metrics["p50_append_us"]);
+                assert!(obs.metrics["bytes_on_disk"] > 200.0 * 8.0);
+            }
+        }
+    }
+}
