@@ -15,20 +15,8 @@ fn round(value: f64, half_pct: f64) -> Record {
         ci95: Some([value - half, value + half]),
         n: Some(10),
     };
-    Record {
-        schema: SCHEMA,
-        bench: "wal".into(),
-        kind: Kind::Measurement,
-        run: run("h", 1),
-        variant: BTreeMap::from([("rows".to_string(), json!(1000))]),
-        metrics: BTreeMap::from([("t".to_string(), metric)]),
-        note: None,
-        plugin: None,
-        cell: None,
-        checks: vec![],
-        failure: None,
-        verdict: None,
-    }
+    let variant = BTreeMap::from([("rows".to_string(), json!(1000))]);
+    Record::measurement_for_tests("wal", run("h", 1), variant, BTreeMap::from([("t".to_string(), metric)]))
 }
 
 #[test]

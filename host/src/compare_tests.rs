@@ -25,20 +25,7 @@ fn measurement(ts_ms: u64, id: &str, rows: i64, metrics: &[(&str, f64, f64, bool
             )
         })
         .collect();
-    Record {
-        schema: SCHEMA,
-        bench: "wal".into(),
-        kind: Kind::Measurement,
-        run: run(ts_ms, id),
-        variant: BTreeMap::from([("rows".to_string(), json!(rows))]),
-        metrics,
-        note: None,
-        plugin: None,
-        cell: None,
-        checks: vec![],
-        failure: None,
-        verdict: None,
-    }
+    Record::measurement_for_tests("wal", run(ts_ms, id), BTreeMap::from([("rows".to_string(), json!(rows))]), metrics)
 }
 
 fn decisions(verdicts: &[Record]) -> Vec<(String, Option<String>, Decision)> {

@@ -223,3 +223,29 @@ impl RunInfo {
         }
     }
 }
+
+#[cfg(test)]
+impl Record {
+    /// A measurement record for unit tests.
+    pub fn measurement_for_tests(
+        bench: &str,
+        run: RunInfo,
+        variant: BTreeMap<String, Value>,
+        metrics: BTreeMap<String, MetricValue>,
+    ) -> Record {
+        Record {
+            schema: SCHEMA,
+            bench: bench.into(),
+            kind: Kind::Measurement,
+            run,
+            variant,
+            metrics,
+            note: None,
+            plugin: None,
+            cell: None,
+            checks: vec![],
+            failure: None,
+            verdict: None,
+        }
+    }
+}

@@ -18,20 +18,10 @@ fn round(mode: &str, value: f64, hib: bool) -> Record {
         ci95: Some([value * 0.99, value * 1.01]),
         n: Some(10),
     };
-    Record {
-        schema: SCHEMA,
-        bench: "k".into(),
-        kind: Kind::Measurement,
-        run: run(),
-        variant: BTreeMap::from([("mode".to_string(), json!(mode))]),
-        metrics: BTreeMap::from([("m".to_string(), metric)]),
-        note: None,
-        plugin: None,
-        cell: Some(CellInfo { samples: 10, wall_ms: 100, ..CellInfo::default() }),
-        checks: vec![],
-        failure: None,
-        verdict: None,
-    }
+    let variant = BTreeMap::from([("mode".to_string(), json!(mode))]);
+    let mut record = Record::measurement_for_tests("k", run(), variant, BTreeMap::from([("m".to_string(), metric)]));
+    record.cell = Some(CellInfo { samples: 10, wall_ms: 100, ..CellInfo::default() });
+    record
 }
 
 #[test]
