@@ -159,3 +159,21 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
         assert!(r.note.as_deref().unwrap().starts_with("fsync "));
     }
 }
+
+#[test]
+fn the_ingest_rig_converts_every_signal_in_both_stages() {
+    let sandbox = Sandbox::new();
+    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--plugin", "ingest", "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
+        .arg(workspace_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
+        assert!(r.checks.iter().all(|c| c.ok) && r.checks.len() == 1);
+        assert_eq!(r.metrics["items_per_s"].unit, "records/s");
+        assert!(r.metrics["input_bytes"].value > 1000.0 * 20.0, "{:?}", r.variant);
+    }
+}

@@ -1,0 +1,241 @@
+//! OTLP requests to Arrow record batches, one row per span, log record or data point, in the columnar shape of
+//! SignalDB's conversion (ids as hex, nanosecond timestamps, attributes and resource as JSON text). Builders
+//! are sized up front and text goes through reused buffers: no allocation per row beyond Arrow's own.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder,
+    UInt32Builder,
+};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatch;
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+
+use crate::text;
+
+const KINDS: [&str; 6] = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"];
+const STATUSES: [&str; 3] = ["Unset", "Ok", "Error"];
+
+fn strings(rows: usize) -> StringBuilder {
+    StringBuilder::with_capacity(rows, rows * 16)
+}
+
+fn service_name(resource: Option<&Resource>) -> &str {
+    let attrs = resource.map(|r| r.attributes.as_slice()).unwrap_or_default();
+    attrs
+        .iter()
+        .find(|kv| kv.key == "service.name")
+        .and_then(|kv| match kv.value.as_ref()?.value.as_ref()? {
+            Value::StringValue(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .unwrap_or("unknown")
+}
+
+fn finish(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
+    RecordBatch::try_from_iter(columns)
+}
+
+/// One row per span.
+pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowError> {
+    let rows: usize = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum();
+    let (mut trace_id, mut span_id, mut parent, mut name, mut service) =
+        (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
+    let (mut kind, mut status, mut message, mut attributes, mut resource_json) =
+        (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
+    let (mut scope_name, mut scope_version, mut trace_state) = (strings(rows), strings(rows), strings(rows));
+    let (mut start, mut end) =
+        (TimestampNanosecondBuilder::with_capacity(rows), TimestampNanosecondBuilder::with_capacity(rows));
+    let mut duration = Int64Builder::with_capacity(rows);
+    let (mut kind_number, mut status_number) = (Int32Builder::with_capacity(rows), Int32Builder::with_capacity(rows));
+    let mut is_root = BooleanBuilder::with_capacity(rows);
+    let (mut dropped_attrs, mut dropped_events, mut dropped_links) =
+        (UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows));
+    let mut buf = String::with_capacity(256);
+    for rs in &request.resource_spans {
+        let service_name = service_name(rs.resource.as_ref());
+        let mut resource_text = String::new();
+        text::attributes(rs.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        for ss in &rs.scope_spans {
+            let (sname, sversion) = ss.scope.as_ref().map_or(("", ""), |s| (s.name.as_str(), s.version.as_str()));
+            for span in &ss.spans {
+                text::hex(&span.trace_id, &mut buf);
+                trace_id.append_value(&buf);
+                text::hex(&span.span_id, &mut buf);
+                span_id.append_value(&buf);
+                if span.parent_span_id.is_empty() {
+                    parent.append_null();
+                } else {
+                    text::hex(&span.parent_span_id, &mut buf);
+                    parent.append_value(&buf);
+                }
+                is_root.append_value(span.parent_span_id.is_empty());
+                name.append_value(&span.name);
+                service.append_value(service_name);
+                start.append_value(span.start_time_unix_nano as i64);
+                end.append_value(span.end_time_unix_nano as i64);
+                duration.append_value(span.end_time_unix_nano.saturating_sub(span.start_time_unix_nano) as i64);
+                kind.append_value(KINDS.get(span.kind as usize).copied().unwrap_or("Unspecified"));
+                kind_number.append_value(span.kind);
+                let code = span.status.as_ref().map_or(0, |s| s.code);
+                status.append_value(STATUSES.get(code as usize).copied().unwrap_or("Unset"));
+                status_number.append_value(code);
+                message.append_value(span.status.as_ref().map_or("", |s| s.message.as_str()));
+                text::attributes(&span.attributes, &mut buf);
+                attributes.append_value(&buf);
+                resource_json.append_value(&resource_text);
+                scope_name.append_value(sname);
+                scope_version.append_value(sversion);
+                trace_state.append_value(&span.trace_state);
+                dropped_attrs.append_value(span.dropped_attributes_count);
+                dropped_events.append_value(span.dropped_events_count);
+                dropped_links.append_value(span.dropped_links_count);
+            }
+        }
+    }
+    finish(vec![
+        ("trace_id", Arc::new(trace_id.finish())),
+        ("span_id", Arc::new(span_id.finish())),
+        ("parent_span_id", Arc::new(parent.finish())),
+        ("name", Arc::new(name.finish())),
+        ("service_name", Arc::new(service.finish())),
+        ("start_time", Arc::new(start.finish())),
+        ("end_time", Arc::new(end.finish())),
+        ("duration_nanos", Arc::new(duration.finish())),
+        ("span_kind", Arc::new(kind.finish())),
+        ("span_kind_number", Arc::new(kind_number.finish())),
+        ("status_code", Arc::new(status.finish())),
+        ("status_code_number", Arc::new(status_number.finish())),
+        ("status_message", Arc::new(message.finish())),
+        ("is_root", Arc::new(is_root.finish())),
+        ("attributes_json", Arc::new(attributes.finish())),
+        ("resource_json", Arc::new(resource_json.finish())),
+        ("scope_name", Arc::new(scope_name.finish())),
+        ("scope_version", Arc::new(scope_version.finish())),
+        ("trace_state", Arc::new(trace_state.finish())),
+        ("dropped_attributes_count", Arc::new(dropped_attrs.finish())),
+        ("dropped_events_count", Arc::new(dropped_events.finish())),
+        ("dropped_links_count", Arc::new(dropped_links.finish())),
+    ])
+}
+
+/// One row per log record.
+pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowError> {
+    let rows: usize = request.resource_logs.iter().flat_map(|r| &r.scope_logs).map(|s| s.log_records.len()).sum();
+    let (mut time, mut observed) =
+        (TimestampNanosecondBuilder::with_capacity(rows), TimestampNanosecondBuilder::with_capacity(rows));
+    let mut severity_number = Int32Builder::with_capacity(rows);
+    let (mut severity, mut body, mut trace_id, mut span_id) =
+        (strings(rows), strings(rows), strings(rows), strings(rows));
+    let (mut attributes, mut resource_json, mut service, mut scope_name) =
+        (strings(rows), strings(rows), strings(rows), strings(rows));
+    let mut buf = String::with_capacity(256);
+    for rl in &request.resource_logs {
+        let service_name = service_name(rl.resource.as_ref());
+        let mut resource_text = String::new();
+        text::attributes(rl.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        for sl in &rl.scope_logs {
+            let sname = sl.scope.as_ref().map_or("", |s| s.name.as_str());
+            for record in &sl.log_records {
+                time.append_value(record.time_unix_nano as i64);
+                observed.append_value(record.observed_time_unix_nano as i64);
+                severity_number.append_value(record.severity_number);
+                severity.append_value(&record.severity_text);
+                text::body(record.body.as_ref(), &mut buf);
+                body.append_value(&buf);
+                for (bytes, column) in [(&record.trace_id, &mut trace_id), (&record.span_id, &mut span_id)] {
+                    if bytes.is_empty() {
+                        column.append_null();
+                    } else {
+                        text::hex(bytes, &mut buf);
+                        column.append_value(&buf);
+                    }
+                }
+                text::attributes(&record.attributes, &mut buf);
+                attributes.append_value(&buf);
+                resource_json.append_value(&resource_text);
+                service.append_value(service_name);
+                scope_name.append_value(sname);
+            }
+        }
+    }
+    finish(vec![
+        ("timestamp", Arc::new(time.finish())),
+        ("observed_timestamp", Arc::new(observed.finish())),
+        ("severity_number", Arc::new(severity_number.finish())),
+        ("severity_text", Arc::new(severity.finish())),
+        ("body", Arc::new(body.finish())),
+        ("trace_id", Arc::new(trace_id.finish())),
+        ("span_id", Arc::new(span_id.finish())),
+        ("attributes_json", Arc::new(attributes.finish())),
+        ("resource_json", Arc::new(resource_json.finish())),
+        ("service_name", Arc::new(service.finish())),
+        ("scope_name", Arc::new(scope_name.finish())),
+    ])
+}
+
+/// One row per gauge or sum data point (histograms and summaries are not part of the benchmark's input).
+pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, ArrowError> {
+    let points = |m: &opentelemetry_proto::tonic::metrics::v1::Metric| match &m.data {
+        Some(metric::Data::Gauge(g)) => g.data_points.len(),
+        Some(metric::Data::Sum(s)) => s.data_points.len(),
+        _ => 0,
+    };
+    let rows: usize =
+        request.resource_metrics.iter().flat_map(|r| &r.scope_metrics).flat_map(|s| &s.metrics).map(points).sum();
+    let (mut time, mut start) =
+        (TimestampNanosecondBuilder::with_capacity(rows), TimestampNanosecondBuilder::with_capacity(rows));
+    let (mut name, mut kind, mut attributes, mut resource_json, mut service) =
+        (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
+    let mut monotonic = BooleanBuilder::with_capacity(rows);
+    let mut temporality = Int32Builder::with_capacity(rows);
+    let mut value = Float64Builder::with_capacity(rows);
+    let mut buf = String::with_capacity(256);
+    for rm in &request.resource_metrics {
+        let service_name = service_name(rm.resource.as_ref());
+        let mut resource_text = String::new();
+        text::attributes(rm.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        for m in rm.scope_metrics.iter().flat_map(|s| &s.metrics) {
+            let (kind_name, data_points, is_monotonic, agg) = match &m.data {
+                Some(metric::Data::Gauge(g)) => ("gauge", &g.data_points, None, 0),
+                Some(metric::Data::Sum(s)) => ("sum", &s.data_points, Some(s.is_monotonic), s.aggregation_temporality),
+                _ => continue,
+            };
+            for point in data_points {
+                time.append_value(point.time_unix_nano as i64);
+                start.append_value(point.start_time_unix_nano as i64);
+                name.append_value(&m.name);
+                kind.append_value(kind_name);
+                monotonic.append_option(is_monotonic);
+                temporality.append_value(agg);
+                value.append_option(match point.value {
+                    Some(number_data_point::Value::AsDouble(d)) => Some(d),
+                    Some(number_data_point::Value::AsInt(i)) => Some(i as f64),
+                    None => None,
+                });
+                text::attributes(&point.attributes, &mut buf);
+                attributes.append_value(&buf);
+                resource_json.append_value(&resource_text);
+                service.append_value(service_name);
+            }
+        }
+    }
+    finish(vec![
+        ("timestamp", Arc::new(time.finish())),
+        ("start_timestamp", Arc::new(start.finish())),
+        ("metric_name", Arc::new(name.finish())),
+        ("metric_kind", Arc::new(kind.finish())),
+        ("is_monotonic", Arc::new(monotonic.finish())),
+        ("aggregation_temporality", Arc::new(temporality.finish())),
+        ("value", Arc::new(value.finish())),
+        ("attributes_json", Arc::new(attributes.finish())),
+        ("resource_json", Arc::new(resource_json.finish())),
+        ("service_name", Arc::new(service.finish())),
+    ])
+}

@@ -1,0 +1,159 @@
+//! benchhost rig `ingest`: seed 000's `acceptor_ingest*` benchmarks. One iteration is one OTLP export request
+//! (1,000 spans, log records or metric points by default, shaped like SignalDB's fixtures) turned into an
+//! Arrow record batch: `decode_and_convert` prost-decodes the encoded request first, `convert_only` starts
+//! from the decoded message. Teardown checks that the batch has one row per item and that a sampled row's
+//! fields match the item it came from.
+
+mod convert;
+mod fixtures;
+mod text;
+
+use arrow::array::{Array, AsArray};
+use arrow::record_batch::RecordBatch;
+use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use prost::Message;
+use serde::Deserialize;
+
+/// Which signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// Spans.
+    Traces,
+    /// Log records.
+    Logs,
+    /// Gauge and sum data points.
+    Metrics,
+}
+
+/// Which stages one iteration covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Protobuf decode, then conversion.
+    DecodeAndConvert,
+    /// Conversion of the decoded message.
+    ConvertOnly,
+}
+
+/// Parameters of `ingest`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    signal: Signal,
+    stage: Stage,
+    items: i64,
+}
+
+enum Request {
+    Traces(ExportTraceServiceRequest),
+    Logs(ExportLogsServiceRequest),
+    Metrics(ExportMetricsServiceRequest),
+}
+
+/// The rig.
+pub struct Ingest {
+    request: Request,
+    encoded: Vec<u8>,
+    stage: Stage,
+    items: usize,
+    last: Option<RecordBatch>,
+}
+
+impl Rig for Ingest {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::iterations("ingest", "OTLP export request -> Arrow record batch (traces, logs, metrics)")
+            .param(Param::choice("signal", "traces", &["traces", "logs", "metrics"]))
+            .param(Param::choice("stage", "decode_and_convert", &["decode_and_convert", "convert_only"]))
+            .param(
+                Param::int("items", 1000).range(1, 10_000_000).doc("spans, log records or metric points per request"),
+            )
+            .metric(Metric::iter_time("request_time"))
+            .metric(Metric::rate("items_per_s", Unit::RecordsPerSec, "rows_in"))
+            .metric(Metric::counter("input_bytes", Unit::Bytes, "input_bytes").doc("the encoded request"))
+            .invariant(Invariant::equal("rows_out", "rows_in"))
+    }
+
+    fn setup(p: Params, _: &SetupContext) -> Result<Self, RigError> {
+        let items = usize::try_from(p.items).map_err(|_| RigError::invalid_params("items must be positive"))?;
+        let (request, encoded) = match p.signal {
+            Signal::Traces => {
+                let r = fixtures::traces(items);
+                let bytes = r.encode_to_vec();
+                (Request::Traces(r), bytes)
+            }
+            Signal::Logs => {
+                let r = fixtures::logs(items);
+                let bytes = r.encode_to_vec();
+                (Request::Logs(r), bytes)
+            }
+            Signal::Metrics => {
+                let r = fixtures::metrics(items);
+                let bytes = r.encode_to_vec();
+                (Request::Metrics(r), bytes)
+            }
+        };
+        Ok(Ingest { request, encoded, stage: p.stage, items, last: None })
+    }
+
+    fn iterate(&mut self) -> Result<(), RigError> {
+        let bytes = &self.encoded[..];
+        let batch = match (&self.request, self.stage) {
+            (Request::Traces(r), Stage::ConvertOnly) => convert::traces(r)?,
+            (Request::Traces(_), Stage::DecodeAndConvert) => {
+                convert::traces(&ExportTraceServiceRequest::decode(bytes)?)?
+            }
+            (Request::Logs(r), Stage::ConvertOnly) => convert::logs(r)?,
+            (Request::Logs(_), Stage::DecodeAndConvert) => convert::logs(&ExportLogsServiceRequest::decode(bytes)?)?,
+            (Request::Metrics(r), Stage::ConvertOnly) => convert::metrics(r)?,
+            (Request::Metrics(_), Stage::DecodeAndConvert) => {
+                convert::metrics(&ExportMetricsServiceRequest::decode(bytes)?)?
+            }
+        };
+        self.last = Some(batch);
+        Ok(())
+    }
+
+    fn teardown(self) -> Result<Outcome, RigError> {
+        let batch = self.last.as_ref().ok_or_else(|| RigError::verification("no request was converted"))?;
+        // A sampled row must hold exactly what its item held (rig-specs: the fixture's generating rules).
+        let k = self.items / 2;
+        let text = |name: &str| batch.column_by_name(name).map(|c| c.as_string::<i32>().value(k).to_string());
+        let (expected, found) = match self.request {
+            Request::Traces(_) => (
+                format!("{:032x} operation-{}", k / 10, k % 50),
+                format!("{} {}", text("trace_id").unwrap_or_default(), text("name").unwrap_or_default()),
+            ),
+            Request::Logs(_) => (format!("request {} completed", k % 50), text("body").unwrap_or_default()),
+            Request::Metrics(_) => {
+                let kind = if k.is_multiple_of(2) { "gauge" } else { "sum" };
+                (
+                    format!("{kind}.metric.{} {}", k % 50, k as f64 * 1.5),
+                    format!("{} {}", text("metric_name").unwrap_or_default(), value(batch, k)),
+                )
+            }
+        };
+        if expected != found {
+            return Err(RigError::verification(format!("row {k} holds `{found}`, its item held `{expected}`")));
+        }
+        Ok(Outcome::new()
+            .counter("rows_in", self.items as u64)
+            .counter("rows_out", batch.num_rows() as u64)
+            .counter("input_bytes", self.encoded.len() as u64))
+    }
+}
+
+fn value(batch: &RecordBatch, row: usize) -> String {
+    let values = batch.column_by_name("value").map(|c| c.as_primitive::<arrow::datatypes::Float64Type>().clone());
+    values.filter(|v| v.is_valid(row)).map(|v| v.value(row).to_string()).unwrap_or_default()
+}
+
+benchhost_plugin_api::export_rigs![Ingest];
+
+#[cfg(test)]
+mod tests;

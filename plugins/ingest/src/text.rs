@@ -1,0 +1,133 @@
+//! Writing ids as hex and OTLP attributes as JSON text into reused buffers, so a conversion allocates per
+//! batch, not per row.
+
+use std::fmt::Write;
+
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `bytes` as lowercase hex, replacing the contents of `out`.
+pub fn hex(bytes: &[u8], out: &mut String) {
+    out.clear();
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+}
+
+/// `attributes` as a JSON object, replacing the contents of `out`.
+pub fn attributes(attributes: &[KeyValue], out: &mut String) {
+    out.clear();
+    object(attributes, out);
+}
+
+/// An AnyValue as JSON, replacing the contents of `out` (a string stays bare text, for log bodies).
+pub fn body(value: Option<&AnyValue>, out: &mut String) {
+    out.clear();
+    match value.and_then(|v| v.value.as_ref()) {
+        Some(Value::StringValue(s)) => out.push_str(s),
+        other => any(other, out),
+    }
+}
+
+fn object(attributes: &[KeyValue], out: &mut String) {
+    out.push('{');
+    for (i, kv) in attributes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(&kv.key, out);
+        out.push(':');
+        any(kv.value.as_ref().and_then(|v| v.value.as_ref()), out);
+    }
+    out.push('}');
+}
+
+fn any(value: Option<&Value>, out: &mut String) {
+    match value {
+        None => out.push_str("null"),
+        Some(Value::StringValue(s)) => string(s, out),
+        Some(Value::BoolValue(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Some(Value::IntValue(i)) => {
+            let _ = write!(out, "{i}");
+        }
+        Some(Value::DoubleValue(d)) if d.is_finite() => {
+            let _ = write!(out, "{d}");
+        }
+        Some(Value::DoubleValue(_)) => out.push_str("null"),
+        Some(Value::BytesValue(b)) => {
+            let mut h = String::with_capacity(b.len() * 2);
+            hex(b, &mut h);
+            string(&h, out);
+        }
+        Some(Value::ArrayValue(a)) => {
+            out.push('[');
+            for (i, v) in a.values.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                any(v.value.as_ref(), out);
+            }
+            out.push(']');
+        }
+        Some(Value::KvlistValue(kv)) => object(&kv.values, out),
+        // Profiling-only references into a string table: no meaning outside that signal.
+        Some(_) => out.push_str("null"),
+    }
+}
+
+/// A JSON string literal.
+fn string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry_proto::tonic::common::v1::{ArrayValue, KeyValueList};
+
+    use super::*;
+
+    fn kv(key: &str, value: Value) -> KeyValue {
+        KeyValue { key: key.into(), value: Some(AnyValue { value: Some(value) }), ..Default::default() }
+    }
+
+    #[test]
+    fn attributes_become_valid_json() {
+        let nested = KeyValueList { values: vec![kv("k", Value::BoolValue(true))] };
+        let list = ArrayValue { values: vec![AnyValue { value: Some(Value::IntValue(1)) }, AnyValue { value: None }] };
+        let attrs = vec![
+            kv("s", Value::StringValue("a \"q\"\n".into())),
+            kv("d", Value::DoubleValue(1.5)),
+            kv("b", Value::BytesValue(vec![0xde, 0xad])),
+            kv("l", Value::ArrayValue(list)),
+            kv("o", Value::KvlistValue(nested)),
+        ];
+        let mut out = String::new();
+        attributes(&attrs, &mut out);
+        assert_eq!(out, r#"{"s":"a \"q\"\n","d":1.5,"b":"dead","l":[1,null],"o":{"k":true}}"#);
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(parsed["s"], "a \"q\"\n");
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_reuses_the_buffer() {
+        let mut out = String::from("old");
+        hex(&[0x00, 0xff, 0x1a], &mut out);
+        assert_eq!(out, "00ff1a");
+    }
+}
