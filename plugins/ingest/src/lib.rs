@@ -4,8 +4,8 @@
 //! from the decoded message. Teardown checks that the batch has one row per item and that a sampled row's
 //! fields match the item it came from.
 
-mod convert;
-mod fixtures;
+pub mod convert;
+pub mod fixtures;
 mod text;
 
 use arrow::array::{Array, AsArray};
