@@ -6,6 +6,17 @@ use benchhost::record::Kind;
 use predicates::prelude::*;
 use support::{Sandbox, workspace_plugins};
 
+/// `benchhost run --quick --plugin RIG` with the repository's own rigs.toml; its records.
+fn quick_run_of_repo_matrix(rig: &str) -> Vec<benchhost::record::Record> {
+    let sandbox = Sandbox::new();
+    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
+        .arg(workspace_plugins());
+    cmd.assert().success();
+    sandbox.records("r.jsonl").0
+}
+
 fn seed_lines() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl")).unwrap()
 }
@@ -142,13 +153,7 @@ fn help_lists_the_commands_and_hides_the_child() {
 
 #[test]
 fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
-    let sandbox = Sandbox::new();
-    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", "wal_log", "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
-        .arg(workspace_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = quick_run_of_repo_matrix("wal_log");
     let modes: Vec<&str> = records.iter().map(|r| r.variant["fsync"].as_str().unwrap()).collect();
     assert_eq!(modes, ["none", "batch", "always"]);
     for r in &records {
@@ -162,13 +167,7 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
 
 #[test]
 fn the_ingest_rig_converts_every_signal_in_both_stages() {
-    let sandbox = Sandbox::new();
-    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", "ingest", "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
-        .arg(workspace_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = quick_run_of_repo_matrix("ingest");
     assert_eq!(records.len(), 6);
     for r in &records {
         assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);

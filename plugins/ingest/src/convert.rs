@@ -38,6 +38,13 @@ fn service_name(resource: Option<&Resource>) -> &str {
         .unwrap_or("unknown")
 }
 
+/// The service name and the resource's attributes as JSON: the same for every row of one resource.
+fn resource_columns(resource: Option<&Resource>) -> (&str, String) {
+    let mut json = String::new();
+    text::attributes(resource.map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut json);
+    (service_name(resource), json)
+}
+
 fn finish(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
     RecordBatch::try_from_iter(columns)
 }
@@ -59,9 +66,7 @@ pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowE
         (UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows));
     let mut buf = String::with_capacity(256);
     for rs in &request.resource_spans {
-        let service_name = service_name(rs.resource.as_ref());
-        let mut resource_text = String::new();
-        text::attributes(rs.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        let (service_name, resource_text) = resource_columns(rs.resource.as_ref());
         for ss in &rs.scope_spans {
             let (sname, sversion) = ss.scope.as_ref().map_or(("", ""), |s| (s.name.as_str(), s.version.as_str()));
             for span in &ss.spans {
@@ -137,9 +142,7 @@ pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowErro
         (strings(rows), strings(rows), strings(rows), strings(rows));
     let mut buf = String::with_capacity(256);
     for rl in &request.resource_logs {
-        let service_name = service_name(rl.resource.as_ref());
-        let mut resource_text = String::new();
-        text::attributes(rl.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        let (service_name, resource_text) = resource_columns(rl.resource.as_ref());
         for sl in &rl.scope_logs {
             let sname = sl.scope.as_ref().map_or("", |s| s.name.as_str());
             for record in &sl.log_records {
@@ -198,9 +201,7 @@ pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, Arr
     let mut value = Float64Builder::with_capacity(rows);
     let mut buf = String::with_capacity(256);
     for rm in &request.resource_metrics {
-        let service_name = service_name(rm.resource.as_ref());
-        let mut resource_text = String::new();
-        text::attributes(rm.resource.as_ref().map(|r| r.attributes.as_slice()).unwrap_or_default(), &mut resource_text);
+        let (service_name, resource_text) = resource_columns(rm.resource.as_ref());
         for m in rm.scope_metrics.iter().flat_map(|s| &s.metrics) {
             let (kind_name, data_points, is_monotonic, agg) = match &m.data {
                 Some(metric::Data::Gauge(g)) => ("gauge", &g.data_points, None, 0),
