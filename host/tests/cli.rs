@@ -176,3 +176,33 @@ fn the_ingest_rig_converts_every_signal_in_both_stages() {
         assert!(r.metrics["input_bytes"].value > 1000.0 * 20.0, "{:?}", r.variant);
     }
 }
+
+#[test]
+fn the_cache_tier_rig_answers_the_upstreams_rows_from_every_tier() {
+    let records = quick_run_of_repo_matrix("cache_tier");
+    let arms: Vec<String> = records
+        .iter()
+        .map(|r| format!("{}/{}/{}", r.variant["tier"], r.variant["cache"], r.variant["upstream"]))
+        .collect();
+    assert_eq!(
+        arms,
+        [
+            r#""delta_hit"/"warm"/"canned""#,
+            r#""object_hit"/"warm"/"canned""#,
+            r#""passthrough"/"warm"/"canned""#,
+            r#""passthrough"/"warm"/"datafusion""#,
+            r#""delta_hit"/"cold"/"datafusion""#,
+            r#""object_hit"/"cold"/"datafusion""#,
+        ]
+    );
+    for r in &records {
+        assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
+        assert_eq!(r.variant["rows"], 100);
+        let checks: Vec<(&str, bool)> = r.checks.iter().map(|c| (c.invariant.as_str(), c.ok)).collect();
+        assert_eq!(checks, [("rows_out == rows", true), ("tier_misses == expected_misses", true)]);
+        assert_eq!(r.metrics["rows_per_s"].unit, "rows/s");
+        assert!(r.metrics["allocations"].value >= 1.0 && r.metrics["response_bytes"].value > 100.0 * 16.0);
+        let cold = r.variant["cache"] == "cold";
+        assert_eq!(r.metrics["miss_percent"].value, if cold { 100.0 } else { 0.0 }, "{:?}", r.variant);
+    }
+}
