@@ -11,12 +11,13 @@ use abi_stable::std_types::{RResult, RStr};
 use benchhost_plugin_api::abi::{RigBox, decode_error};
 use benchhost_plugin_api::{Observation, Outcome, RigError, SetupContext, Style};
 
-use crate::library;
 use crate::protocol::{CellTask, Message, Phase, Task};
 use crate::sampler::{self, Measure};
+use crate::{heap, library};
 
 /// Runs the child. Returns the process exit code.
 pub fn main() -> i32 {
+    heap::settle();
     let mut out = match Protocol::take_stdout() {
         Ok(out) => out,
         Err(e) => {
@@ -68,11 +69,15 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
         RResult::RErr(err) => return out.error(Phase::Setup, decode_error(&err)),
     };
 
+    let faults_before = heap::minor_faults();
     let mut emit = |m: Message| out.send(&m);
     let measured = match style {
         Style::Iterations => sampler::iterations(&mut rig, &task.plan, &mut emit),
         Style::Run => sampler::repetitions(&mut rig, &task.plan, &mut emit),
     };
+    if let (Some(before), Some(after)) = (faults_before, heap::minor_faults()) {
+        out.send(&Message::PageFaults { minor: after - before });
+    }
     if let Err((phase, err)) = measured {
         return out.error(phase, err);
     }

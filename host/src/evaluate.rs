@@ -74,6 +74,7 @@ struct Seen<'a> {
     error: Option<(Phase, ErrorKind, &'a str)>,
     note: Option<&'a str>,
     stop: Option<&'a str>,
+    page_faults: Option<u64>,
     done: bool,
 }
 
@@ -89,6 +90,7 @@ impl<'a> Seen<'a> {
             error: None,
             note: None,
             stop: None,
+            page_faults: None,
             done: false,
         };
         for message in messages {
@@ -107,6 +109,7 @@ impl<'a> Seen<'a> {
                 Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
                 Message::Done => seen.done = true,
                 Message::Stopped { reason } => seen.stop = Some(reason),
+                Message::PageFaults { minor } => seen.page_faults = Some(*minor),
                 Message::Hello { .. } | Message::Rejected { .. } => {}
             }
         }
@@ -277,6 +280,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         rounds: None,
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,
+        page_faults: seen.page_faults,
         stats: BTreeMap::new(),
     }
 }

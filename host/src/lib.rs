@@ -18,6 +18,7 @@ pub mod criterion_import;
 pub mod evaluate;
 pub mod executor;
 pub mod export;
+pub mod heap;
 pub mod html;
 pub mod judging;
 pub mod library;

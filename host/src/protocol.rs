@@ -154,6 +154,11 @@ pub enum Message {
         /// Why.
         reason: String,
     },
+    /// Minor page faults the child took while warming up and sampling.
+    PageFaults {
+        /// Count.
+        minor: u64,
+    },
     /// One timed batch.
     Sample {
         /// Iterations in the batch.

@@ -153,6 +153,10 @@ pub struct CellInfo {
     /// Peak resident set of the child process, KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_kib: Option<u64>,
+    /// Minor page faults of the child while warming up and sampling. Many per iteration mean the code under
+    /// test maps fresh memory every time (the child's heap is settled, see `heap.rs`, so that is the code's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_faults: Option<u64>,
     /// Per metric: mean, stddev, min, max and median over the samples or repetitions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, crate::stats::Summary>,

@@ -42,6 +42,7 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
         cell.samples = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.samples)).sum();
         cell.wall_ms = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.wall_ms)).sum();
         cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
+        cell.page_faults = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.page_faults)).sum();
         cell.stats = stats;
     }
     combined

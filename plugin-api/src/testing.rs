@@ -94,3 +94,27 @@ fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext,
     crate::check_invariants(&descriptor.invariants, &sets).map_err(|v| v.join("; "))?;
     Ok(Report { outcome, observations })
 }
+
+/// Times `op` as a bare loop, for comparing a rig's `iter_time` with the library call it wraps: 500 ms of
+/// warm-up, then 30 batches of about 100 ms, each timed with one clock pair; returns the median time per call
+/// in nanoseconds.
+pub fn bare_loop_ns(mut op: impl FnMut()) -> f64 {
+    let start = std::time::Instant::now();
+    let mut warm = 0u64;
+    while start.elapsed().as_millis() < 500 {
+        op();
+        warm += 1;
+    }
+    let per_batch = (warm / 5).max(1);
+    let mut samples: Vec<f64> = (0..30)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..per_batch {
+                op();
+            }
+            t.elapsed().as_nanos() as f64 / per_batch as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
