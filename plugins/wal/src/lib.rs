@@ -8,8 +8,8 @@
 
 mod durable;
 mod ipc;
-mod log;
-mod trace_batch;
+pub mod log;
+pub mod trace_batch;
 
 pub use durable::WalLog;
 

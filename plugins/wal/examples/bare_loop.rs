@@ -1,0 +1,43 @@
+//! The wal rigs' core operations as bare loops, to see what the rigs add. `wal`: one IPC stream encode and
+//! decode of the same 1,000-span batch per codec (median of 30 batches of ~100 ms; compare with the rig's
+//! `roundtrip_time`). `wal_log`: 10,000 appends of the same 100-span zstd record to a fresh log with fsync
+//! none, without the rig's per-append clock and histogram (median of 5 runs; compare with `appends_per_s`).
+//!
+//! `cargo run --release -p rig-wal --example bare_loop`
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use benchhost_plugin_api::testing;
+use rig_wal::log::Log;
+use rig_wal::{Compression, decode, encode, trace_batch};
+
+fn main() {
+    let batch = trace_batch::build(1000).unwrap();
+    for compression in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        let ns = testing::bare_loop_ns(|| {
+            black_box(decode(&encode(&batch, compression).unwrap()).unwrap());
+        });
+        println!("wal {compression:?} 1000 rows: {:.1} µs per round trip", ns / 1e3);
+    }
+    let payload = encode(&trace_batch::build(100).unwrap(), Compression::Zstd).unwrap();
+    let mut rates: Vec<f64> = (0..5)
+        .map(|run| {
+            let dir = std::env::temp_dir().join(format!("wal-bare-loop-{}-{run}", std::process::id()));
+            let mut log = Log::create(&dir, 8 << 20).unwrap();
+            let start = Instant::now();
+            for seq in 0..10_000u64 {
+                let mut record = Vec::with_capacity(8 + payload.len());
+                record.extend_from_slice(&seq.to_le_bytes());
+                record.extend_from_slice(&payload);
+                log.append(&record).unwrap();
+            }
+            let rate = 10_000.0 / start.elapsed().as_secs_f64();
+            drop(log);
+            std::fs::remove_dir_all(&dir).unwrap();
+            rate
+        })
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    println!("wal_log fsync none: {:.0} appends/s", rates[2]);
+}
