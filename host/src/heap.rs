@@ -1,22 +1,7 @@
-//! The child's heap, settled before any plugin code runs, and its page faults counted.
-//!
-//! A cell runs in a fresh process whose heap is nearly empty, so the memory an iteration allocates sits at the
-//! top of the heap, and glibc gives it back to the kernel (`brk` shrinks past `M_TRIM_THRESHOLD`, 128 KiB)
-//! whenever the iteration frees it: the next iteration takes page faults to get it back. Measured on the
-//! `ingest` rig (traces, convert_only): ~40 minor faults and 2 `brk` calls per iteration, 378 µs per request
-//! against 311 µs with the heap settled and 276-322 µs for the bare loop in an ordinary process. That is the
-//! layout of a benchmark process, not a cost of the code under test, so cells run with trimming off and the
-//! mmap threshold at the top of glibc's own dynamic range (32 MiB): what a warmed-up long-running process has.
+//! The child's heap, settled before any plugin code runs (see `benchhost_plugin_api::heap` for why), and its
+//! page faults counted.
 
-/// Switches heap trimming off and raises the mmap threshold (glibc only; elsewhere nothing to do).
-pub fn settle() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator parameters; called before the child starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_TRIM_THRESHOLD, -1);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-    }
-}
+pub use benchhost_plugin_api::heap::settle;
 
 /// Minor page faults of this process so far.
 pub fn minor_faults() -> Option<u64> {

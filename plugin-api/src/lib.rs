@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod descriptor;
+pub mod heap;
 mod invariant;
 mod rig;
 pub mod testing;

@@ -95,10 +95,11 @@ fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext,
     Ok(Report { outcome, observations })
 }
 
-/// Times `op` as a bare loop, for comparing a rig's `iter_time` with the library call it wraps: 500 ms of
-/// warm-up, then 30 batches of about 100 ms, each timed with one clock pair; returns the median time per call
-/// in nanoseconds.
+/// Times `op` as a bare loop, for comparing a rig's `iter_time` with the library call it wraps: on a heap
+/// settled as in benchhost's cells ([`crate::heap::settle`]), 500 ms of warm-up, then 30 batches of about
+/// 100 ms, each timed with one clock pair; returns the median time per call in nanoseconds.
 pub fn bare_loop_ns(mut op: impl FnMut()) -> f64 {
+    crate::heap::settle();
     let start = std::time::Instant::now();
     let mut warm = 0u64;
     while start.elapsed().as_millis() < 500 {

@@ -1,9 +1,9 @@
 //! The rig's core operation as a bare loop, to see what the rig adds: the same conversion (and prost decode)
 //! of the same 1,000-item requests, timed in batches with one clock pair, median of 30 batches of ~100 ms.
-//! Compare with `results/ingest.jsonl` (the rig's `request_time`). Measured on traces convert_only: the bare
-//! loop 276-322 µs, the rig through `benchhost run` 294-344 µs (run to run, same hour). Before cells settled
-//! their heap (`host/src/heap.rs`) the rig took 360-380 µs: glibc trimmed the heap after every iteration and
-//! the next one faulted ~40 pages back in.
+//! Compare with `results/ingest.jsonl` (the rig's `request_time`). Measured on traces convert_only, both on a
+//! settled heap, alternating: bare loop 289 / 312 µs, rig through `benchhost run` 342 / 280 µs (this VM moved
+//! ±10% that hour). Before cells settled their heap (`benchhost_plugin_api::heap`) the rig took 360-380 µs:
+//! glibc trimmed the heap after every iteration and the next one faulted ~40 pages back in.
 //!
 //! `cargo run --release -p rig-ingest --example bare_loop`
 
