@@ -3,8 +3,9 @@
 //! `roundtrip_time`). `wal_log`: 10,000 appends of the same 100-span zstd record to a fresh log with fsync
 //! none, without the rig's per-append clock and histogram (median of 5 runs; compare with `appends_per_s`).
 //! Measured, alternating: `wal` none 1,000 rows bare 125.0 / 127.0 µs, rig 130.2 / 129.2 µs (+2-4%);
-//! `wal_log` none bare 64,254-76,081 appends/s, rig 63,367 (results/wal_log.jsonl): the rig's clock pair and
-//! histogram per append cost up to ~15% at ~15 µs per append.
+//! `wal_log` none bare 64,254-76,081 appends/s over two runs, rig 63,367 (results/wal_log.jsonl): inside the
+//! bare loop's own spread. (Those bare numbers predate `bare_loop_ns` settling the heap; zstd is the arm that
+//! moves with it: 1.31 ms unsettled, 0.87 ms settled, rig 0.77-0.83 ms.)
 //!
 //! `cargo run --release -p rig-wal --example bare_loop`
 
