@@ -141,6 +141,13 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
         )),
         End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
         End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        // Rust's guard-page handler reports a stack overflow on stderr, then aborts: name it, not just SIGABRT.
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("has overflowed its stack")) => {
+            let message = format!("stack overflow{where_} (the child aborted: {})", signal_name(*signal));
+            let mut f = failure_of("stack_overflow", phase.clone(), message);
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
         End::Signaled(signal) => {
             let mut f = failure_of("signal", phase.clone(), format!("killed by {}{where_}", signal_name(*signal)));
             f.signal = Some(signal_name(*signal));

@@ -77,6 +77,25 @@ fn abort_exit_and_error_are_named() {
 }
 
 #[test]
+fn a_stack_overflow_is_named_and_a_thread_left_spinning_does_not_keep_the_cell_alive() {
+    let sandbox = Sandbox::new();
+    let extra = "[rig.overflows]\nparams = { after = 5 }\n[rig.spins]\nparams = { at = \"teardown\" }\n";
+    sandbox.write("rigs.toml", &format!("{SETTINGS}{extra}"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["--plugin", "healthy", "--plugin", "overflows", "--plugin", "spins", "--plugin", "healthy"]);
+    cmd.assert().code(1);
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Failure, Kind::Measurement, Kind::Measurement]);
+    let overflow = records[1].failure.as_ref().unwrap();
+    assert_eq!((overflow.cause.as_str(), overflow.signal.as_deref()), ("stack_overflow", Some("SIGABRT")));
+    assert_eq!(overflow.message, "stack overflow during warmup (the child aborted: SIGABRT)");
+    // The spinning thread dies with the child's exit: well inside the 3 s deadline, no `deadline` failure.
+    assert!(records[2].cell.as_ref().unwrap().wall_ms < 3000, "{:?}", records[2].cell);
+}
+
+#[test]
 fn what_a_rig_prints_goes_to_the_log_not_the_protocol() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", SETTINGS);
