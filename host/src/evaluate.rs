@@ -20,7 +20,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         bench: cell.rig.clone(),
         kind: Kind::Measurement,
         run: RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() },
-        variant: cell.params.clone(),
+        variant: cell.shown_params(),
         metrics: BTreeMap::new(),
         note: seen.note.map(str::to_owned),
         plugin: seen.plugin.map(|p| PluginRef {

@@ -30,6 +30,23 @@ pub struct Cell {
     pub against: bool,
 }
 
+/// What records and screens show for a secret parameter's value.
+pub const REDACTED: &str = "<redacted>";
+
+impl Cell {
+    /// The parameters as records and screens show them: values of parameters whose name marks them secret
+    /// (containing `password`, `token` or `secret`, or starting with `sasl.`) replaced by [`REDACTED`]. Only the
+    /// child sees the real values.
+    pub fn shown_params(&self) -> BTreeMap<String, Value> {
+        let secret = |name: &str| {
+            let name = name.to_ascii_lowercase();
+            ["password", "token", "secret"].iter().any(|w| name.contains(w)) || name.starts_with("sasl.")
+        };
+        let shown = |(k, v): (&String, &Value)| (k.clone(), if secret(k) { Value::from(REDACTED) } else { v.clone() });
+        self.params.iter().map(shown).collect()
+    }
+}
+
 /// Each cell followed by its twin on the other build, renumbered, so rounds alternate the builds: A A' B B'.
 pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
     cells

@@ -149,7 +149,8 @@ fn spawn_failure(why: String) -> ChildRun {
 
 /// `rig k=v k=v`, for progress and tables.
 pub fn label(cell: &Cell) -> String {
-    let params: Vec<String> = cell.params.iter().map(|(k, v)| format!("{k}={}", crate::report::plain(v))).collect();
+    let params: Vec<String> =
+        cell.shown_params().iter().map(|(k, v)| format!("{k}={}", crate::report::plain(v))).collect();
     format!("{} {}", cell.rig, params.join(" "))
 }
 

@@ -1,0 +1,38 @@
+//! A parameter whose name marks it secret is given to the rig and to nobody else: records, tables and the
+//! plan show `<redacted>`.
+
+mod support;
+
+use support::{Sandbox, fault_plugins};
+
+#[test]
+fn a_secret_given_with_set_never_reaches_a_results_file_or_the_screen() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", "[defaults]\nwarmup = \"20ms\"\nmeasurement = \"100ms\"\nsamples = 5\n");
+    let secrets = ["--set", "password=hunter2", "--set", "sasl.password=s3cr3t-sasl"];
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--plugin", "login", "--out", "r.jsonl"]).args(secrets).arg("--plugin-dir").arg(fault_plugins());
+    let run = cmd.assert().success();
+    let mut plan = sandbox.cmd();
+    plan.args(["plan", "--plugin", "login"]).args(secrets).arg("--plugin-dir").arg(fault_plugins());
+    let plan = plan.assert().success();
+
+    let file = std::fs::read_to_string(sandbox.path().join("r.jsonl")).unwrap();
+    for (what, text) in [
+        ("results file", file.clone()),
+        ("run stdout", String::from_utf8_lossy(&run.get_output().stdout).into_owned()),
+        ("run stderr", String::from_utf8_lossy(&run.get_output().stderr).into_owned()),
+        ("plan stdout", String::from_utf8_lossy(&plan.get_output().stdout).into_owned()),
+    ] {
+        assert!(!text.contains("hunter2") && !text.contains("s3cr3t-sasl"), "{what} leaks a secret:\n{text}");
+    }
+    let (records, _) = sandbox.records("r.jsonl");
+    let variant = &records[0].variant;
+    assert_eq!(records[0].kind, benchhost::record::Kind::Measurement, "the rig got the real values");
+    assert_eq!(
+        (variant["password"].as_str(), variant["sasl.password"].as_str()),
+        (Some("<redacted>"), Some("<redacted>"))
+    );
+    assert_eq!(variant["user"], "bench", "other parameters stay visible");
+    assert!(String::from_utf8_lossy(&plan.get_output().stdout).contains("password=<redacted>"));
+}
