@@ -55,6 +55,10 @@ pub(crate) struct PluginDirs {
     /// Look for plugins in DIR first (repeatable); then BENCHHOST_PLUGIN_PATH, then next to the executable.
     #[arg(long = "plugin-dir", value_name = "DIR")]
     pub(crate) plugin_dirs: Vec<PathBuf>,
+    /// Also load plugins whose file or directory others can write. Unsafe: loading a plugin runs its code, so
+    /// anyone who can write there runs code as you.
+    #[arg(long)]
+    pub(crate) allow_writable_plugins: bool,
 }
 
 #[derive(Debug, Args)]

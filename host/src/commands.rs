@@ -17,7 +17,11 @@ use crate::{baseline, export, provenance, reader, report};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let (loader, mut cells) = resolve(&args.matrix)?;
-    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells)).transpose()?;
+    let other = args
+        .against
+        .as_deref()
+        .map(|dir| against_loader(dir, &cells, args.matrix.dirs.allow_writable_plugins))
+        .transpose()?;
     if other.is_some() {
         cells = matrix::with_twins(cells);
     }
@@ -73,8 +77,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
-fn against_loader(dir: &Path, cells: &[matrix::Cell]) -> Result<Loader> {
-    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?);
+fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> Result<Loader> {
+    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, allow_writable);
     for rejected in &loader.rejected {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
@@ -118,7 +122,7 @@ pub(crate) fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
     let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
-    let loader = Loader::discover(&search, &exe);
+    let loader = Loader::discover(&search, &exe, dirs.allow_writable_plugins);
     for rejected in loader.rejected.iter().filter(|_| notes) {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }

@@ -67,10 +67,15 @@ impl Loader {
         dirs
     }
 
-    /// Probes every candidate library in `dirs`, using `exe` as the child.
-    pub fn discover(dirs: &[PathBuf], exe: &Path) -> Loader {
+    /// Probes every candidate library in `dirs`, using `exe` as the child. Unless `allow_writable`, a library
+    /// that others could have written is refused before any of its code runs (dlopen runs constructors).
+    pub fn discover(dirs: &[PathBuf], exe: &Path, allow_writable: bool) -> Loader {
         let mut loader = Loader::default();
         for path in dirs.iter().flat_map(|d| candidates(d)) {
+            if let Some(reason) = writable_by_others(&path).filter(|_| !allow_writable) {
+                loader.rejected.push(Rejected { path, reason });
+                continue;
+            }
             match probe(exe, &path) {
                 Ok(info) => loader.plugins.push(Plugin { path, info }),
                 Err(reason) => loader.rejected.push(Rejected { path, reason }),
@@ -128,6 +133,22 @@ fn candidates(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// Why `path` must not be loaded when its file or directory is group- or world-writable.
+fn writable_by_others(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent()?;
+    [("file", path), ("directory", dir)].into_iter().find_map(|(what, p)| {
+        let mode = std::fs::metadata(p).ok()?.permissions().mode() & 0o7777;
+        (mode & 0o022 != 0).then(|| {
+            format!(
+                "refused: its {what} {} is writable by others (mode {mode:o}), so loading it could run anyone's \
+                 code; fix the mode, or pass --allow-writable-plugins (unsafe)",
+                p.display()
+            )
+        })
+    })
 }
 
 fn is_hashed(stem: &str) -> bool {

@@ -1,9 +1,36 @@
-//! A parameter whose name marks it secret is given to the rig and to nobody else: records, tables and the
-//! plan show `<redacted>`.
+//! Plugin trust: a library others could have written is not loaded, and a parameter whose name marks it secret
+//! is given to the rig and to nobody else (records, tables and the plan show `<redacted>`).
 
 mod support;
 
+use std::os::unix::fs::PermissionsExt;
+
 use support::{Sandbox, fault_plugins};
+
+#[test]
+fn a_plugin_file_or_directory_others_can_write_is_refused_unless_allowed() {
+    let sandbox = Sandbox::new();
+    for (dir, dir_mode, file_mode, what) in
+        [("open-file", 0o755, 0o666, "file"), ("open-dir", 0o777, 0o644, "directory")]
+    {
+        let dir = sandbox.path().join(dir);
+        std::fs::create_dir(&dir).unwrap();
+        let lib = dir.join("libfixture_faults.so");
+        std::fs::copy(fault_plugins().join("libfixture_faults.so"), &lib).unwrap();
+        std::fs::set_permissions(&lib, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+
+        let refused = sandbox.cmd().args(["list", "--plugin-dir"]).arg(&dir).assert().success();
+        // `list` shows the libraries that did not load, with their one-line reason.
+        let stdout = String::from_utf8_lossy(&refused.get_output().stdout).into_owned();
+        assert!(!stdout.contains("healthy"), "{stdout}");
+        let mode = format!("mode {:o}", if what == "file" { file_mode } else { dir_mode });
+        assert!(stdout.contains(&format!("refused: its {what} ")) && stdout.contains(&mode), "{stdout}");
+
+        let allowed = sandbox.cmd().args(["list", "--allow-writable-plugins", "--plugin-dir"]).arg(&dir).assert();
+        assert!(String::from_utf8_lossy(&allowed.success().get_output().stdout).contains("healthy"));
+    }
+}
 
 #[test]
 fn a_secret_given_with_set_never_reaches_a_results_file_or_the_screen() {
