@@ -203,7 +203,7 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::List(dirs) => {
-            let loader = discover(&dirs, false)?;
+            let loader = discover(&dirs, &Default::default(), false)?;
             print(&report::plugin_list(&loader))?;
             Ok(ExitCode::SUCCESS)
         }

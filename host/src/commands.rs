@@ -1,5 +1,6 @@
 //! What each command does, once the command line is parsed (`cli` holds the parsing).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs, RunArgs};
 use crate::compare;
 use crate::config::Config;
-use crate::loader::Loader;
+use crate::loader::{Loader, Trust};
 use crate::matrix::{self, Overrides};
 use crate::record::Kind;
 use crate::runner::{self, ChildExecutor};
@@ -20,7 +21,14 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let other = args
         .against
         .as_deref()
-        .map(|dir| against_loader(dir, &cells, args.matrix.dirs.allow_writable_plugins))
+        // The other build's libraries differ from this one's by design: the pins are not theirs.
+        .map(|dir| {
+            against_loader(
+                dir,
+                &cells,
+                &Trust { allow_writable: args.matrix.dirs.allow_writable_plugins, ..Trust::default() },
+            )
+        })
         .transpose()?;
     if other.is_some() {
         cells = matrix::with_twins(cells);
@@ -77,8 +85,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
-fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> Result<Loader> {
-    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, allow_writable);
+fn against_loader(dir: &Path, cells: &[matrix::Cell], trust: &Trust) -> Result<Loader> {
+    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, trust);
     for rejected in &loader.rejected {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
@@ -101,7 +109,7 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
     if config.rigs.is_empty() && args.rigs.is_empty() {
         bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
     }
-    let loader = discover(&args.dirs, true)?;
+    let loader = discover(&args.dirs, &config.pins, true)?;
     let overrides = Overrides {
         rigs: args.rigs.clone(),
         sets: args.sets.clone(),
@@ -117,12 +125,14 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
     Ok((loader, cells))
 }
 
-/// Finds the plugins; with `notes`, each library that did not load gets a one-line note on stderr.
-pub(crate) fn discover(dirs: &PluginDirs, notes: bool) -> Result<Loader> {
+/// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load
+/// gets a one-line note on stderr.
+pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes: bool) -> Result<Loader> {
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
     let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
-    let loader = Loader::discover(&search, &exe, dirs.allow_writable_plugins);
+    let trust = Trust { allow_writable: dirs.allow_writable_plugins, pins: pins.clone() };
+    let loader = Loader::discover(&search, &exe, &trust);
     for rejected in loader.rejected.iter().filter(|_| notes) {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }

@@ -1,6 +1,7 @@
 //! `rigs.toml`: the matrix file, parsed with spans so every error can point at file, line and column.
 //! Validation against the rigs' descriptors lives in `matrix`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,6 +21,8 @@ pub struct Config {
     pub defaults: Settings,
     /// `[rig.NAME]` tables (or each table of a `[[rig.NAME]]` array) in file order.
     pub rigs: Vec<(Spanned<String>, RigEntry)>,
+    /// `[sha256]`: plugin file name (`librig_wal.so`) → the SHA-256 it must have, lowercase hex.
+    pub pins: BTreeMap<String, String>,
 }
 
 /// Measurement settings, in `[defaults]` and overridable per rig.
@@ -92,6 +95,8 @@ struct File {
     defaults: Settings,
     #[serde(default)]
     rig: IndexMap<Spanned<String>, Entries>,
+    #[serde(default)]
+    sha256: IndexMap<Spanned<String>, Spanned<String>>,
 }
 
 /// `[rig.NAME]` (one matrix) or `[[rig.NAME]]` (several matrices of one rig, e.g. arms that need different
@@ -158,12 +163,22 @@ impl Config {
             .into_iter()
             .flat_map(|(name, entries)| entries.0.into_iter().map(move |e| (name.clone(), e)))
             .collect();
-        Ok(Config { path: path.to_owned(), text, defaults: file.defaults, rigs })
+        let mut pins = BTreeMap::new();
+        for (name, hash) in file.sha256 {
+            let hex = hash.get_ref().to_ascii_lowercase();
+            if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                let message = format!("sha256 of `{}` is not 64 hex digits", name.get_ref());
+                return Err(ConfigError { location: location(path, &text, hash.span().start), message });
+            }
+            pins.insert(name.into_inner(), hex);
+        }
+        Ok(Config { path: path.to_owned(), text, defaults: file.defaults, rigs, pins })
     }
 
     /// A config with no file behind it (no `rigs.toml`; rigs run with their defaults).
     pub fn empty() -> Config {
-        Config { path: PathBuf::from("rigs.toml"), text: String::new(), defaults: Settings::default(), rigs: vec![] }
+        let path = PathBuf::from("rigs.toml");
+        Config { path, text: String::new(), defaults: Settings::default(), rigs: vec![], pins: BTreeMap::new() }
     }
 
     /// An error at byte `offset` of the file.

@@ -28,6 +28,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
             version: p.version.clone(),
             api: p.api_version.clone(),
             profile: Some(p.build.profile.clone()),
+            sha256: None,
         }),
         cell: Some(cell_info(cell, child, &seen)),
         checks: vec![],

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use benchhost_plugin_api::Descriptor;
@@ -23,6 +24,24 @@ pub struct Plugin {
     pub path: PathBuf,
     /// What it said about itself.
     pub info: PluginInfo,
+    /// SHA-256 of the file, computed when first asked for (plugins can be hundreds of MB; most runs use few).
+    sha256: OnceLock<Option<String>>,
+}
+
+impl Plugin {
+    /// SHA-256 of the library file, lowercase hex; `None` if it cannot be read.
+    pub fn sha256(&self) -> Option<&str> {
+        self.sha256.get_or_init(|| file_sha256(&self.path).ok()).as_deref()
+    }
+}
+
+/// What a library must satisfy before any of its code runs.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// Load libraries whose file or directory others can write (unsafe).
+    pub allow_writable: bool,
+    /// File name → the SHA-256 it must have (`[sha256]` in `rigs.toml`).
+    pub pins: BTreeMap<String, String>,
 }
 
 /// A file that was not loaded, and why, in one line.
@@ -67,17 +86,24 @@ impl Loader {
         dirs
     }
 
-    /// Probes every candidate library in `dirs`, using `exe` as the child. Unless `allow_writable`, a library
-    /// that others could have written is refused before any of its code runs (dlopen runs constructors).
-    pub fn discover(dirs: &[PathBuf], exe: &Path, allow_writable: bool) -> Loader {
+    /// Probes every candidate library in `dirs`, using `exe` as the child. A library that breaks `trust` (others
+    /// could have written it, or it is pinned to another SHA-256) is refused before any of its code runs:
+    /// dlopen runs its constructors.
+    pub fn discover(dirs: &[PathBuf], exe: &Path, trust: &Trust) -> Loader {
         let mut loader = Loader::default();
         for path in dirs.iter().flat_map(|d| candidates(d)) {
-            if let Some(reason) = writable_by_others(&path).filter(|_| !allow_writable) {
+            let sha256 = OnceLock::new();
+            let refusal = writable_by_others(&path).filter(|_| !trust.allow_writable).or_else(|| {
+                let pin = trust.pins.get(path.file_name()?.to_str()?)?;
+                let actual = sha256.get_or_init(|| file_sha256(&path).ok()).as_deref().unwrap_or("unreadable");
+                (actual != pin).then(|| format!("refused: its sha256 is {actual}, rigs.toml pins {pin}"))
+            });
+            if let Some(reason) = refusal {
                 loader.rejected.push(Rejected { path, reason });
                 continue;
             }
             match probe(exe, &path) {
-                Ok(info) => loader.plugins.push(Plugin { path, info }),
+                Ok(info) => loader.plugins.push(Plugin { path, info, sha256 }),
                 Err(reason) => loader.rejected.push(Rejected { path, reason }),
             }
         }
@@ -133,6 +159,14 @@ fn candidates(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// SHA-256 of a file, lowercase hex.
+fn file_sha256(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Why `path` must not be loaded when its file or directory is group- or world-writable.

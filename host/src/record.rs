@@ -120,6 +120,9 @@ pub struct PluginRef {
     /// `debug` or `release`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// SHA-256 of the library file that ran, lowercase hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// How a cell was measured.

@@ -21,6 +21,10 @@ use crate::sink::Sink;
 pub trait Executor {
     /// Runs `cell` with `scratch` as its scratch directory and `log` as its log file.
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+    /// SHA-256 of the library that runs `cell`, when known.
+    fn sha256(&self, _cell: &Cell) -> Option<String> {
+        None
+    }
 }
 
 /// The real executor: `benchhost __child` per cell.
@@ -48,6 +52,11 @@ impl Executor for ChildExecutor<'_> {
             quick: self.quick,
         });
         run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+    }
+
+    fn sha256(&self, cell: &Cell) -> Option<String> {
+        let loader = if cell.against { self.against? } else { self.loader };
+        loader.rig(&cell.rig)?.0.sha256().map(str::to_owned)
     }
 }
 
@@ -134,7 +143,11 @@ fn run_cell(
     if !keep_log {
         let _ = std::fs::remove_file(&log);
     }
-    evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()))
+    let mut record = evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()));
+    if let Some(plugin) = record.plugin.as_mut() {
+        plugin.sha256 = executor.sha256(cell);
+    }
+    record
 }
 
 fn spawn_failure(why: String) -> ChildRun {

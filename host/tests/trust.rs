@@ -63,3 +63,41 @@ fn a_secret_given_with_set_never_reaches_a_results_file_or_the_screen() {
     assert_eq!(variant["user"], "bench", "other parameters stay visible");
     assert!(String::from_utf8_lossy(&plan.get_output().stdout).contains("password=<redacted>"));
 }
+
+#[test]
+fn records_carry_the_plugins_sha256_and_a_pinned_sha256_that_differs_refuses_the_plugin() {
+    let sandbox = Sandbox::new();
+    let lib = fault_plugins().join("libfixture_faults.so");
+    let sum = std::process::Command::new("sha256sum").arg(&lib).output().unwrap();
+    let actual = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().unwrap().to_string();
+    let settings = "[defaults]\nwarmup = \"20ms\"\nmeasurement = \"100ms\"\nsamples = 5\n";
+    let run = |pin: &str| {
+        let pins =
+            if pin.is_empty() { String::new() } else { format!("[sha256]\n\"libfixture_faults.so\" = \"{pin}\"\n") };
+        sandbox.write("rigs.toml", &format!("{settings}{pins}"));
+        let mut cmd = sandbox.cmd();
+        cmd.args(["run", "--plugin", "healthy", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+        cmd.assert()
+    };
+
+    run("").success();
+    run(&actual.to_uppercase()).success();
+    let (records, _) = sandbox.records("r.jsonl");
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        assert_eq!(record.plugin.as_ref().unwrap().sha256.as_deref(), Some(actual.as_str()));
+    }
+
+    let zeros = "0".repeat(64);
+    let refused = run(&zeros).code(2);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(stderr.contains(&format!("refused: its sha256 is {actual}, rigs.toml pins {zeros}")), "{stderr}");
+    assert_eq!(sandbox.records("r.jsonl").0.len(), 2, "nothing ran, nothing lost");
+
+    let malformed = run("abc").code(2);
+    let stderr = String::from_utf8_lossy(&malformed.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("rigs.toml:6:") && stderr.contains("sha256 of `libfixture_faults.so` is not 64 hex digits"),
+        "{stderr}"
+    );
+}
