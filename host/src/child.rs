@@ -48,6 +48,9 @@ pub fn main() -> i32 {
 
 fn run_cell(task: &CellTask, out: &mut Protocol) {
     out.send(&Message::Phase { phase: Phase::Load });
+    if let Some(Err(e)) = task.plan.memory_limit.map(heap::limit) {
+        return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
+    }
     let (root, info) = match library::open(&task.plugin_path) {
         Ok(loaded) => loaded,
         Err(reason) => return out.error(Phase::Load, RigError::new(reason)),

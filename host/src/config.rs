@@ -49,6 +49,8 @@ pub struct Settings {
     pub budget: Option<Spanned<String>>,
     /// Bootstrap resamples for the CI95.
     pub resamples: Option<Spanned<u32>>,
+    /// Cap on the child's data memory (`RLIMIT_DATA`), e.g. `"512MiB"`; reaching it is an `out_of_memory` failure.
+    pub memory_limit: Option<Spanned<String>>,
 }
 
 /// One `[rig.NAME]` table.
@@ -86,6 +88,8 @@ pub struct RigEntry {
     pub budget: Option<Spanned<String>>,
     /// Bootstrap resamples for the CI95.
     pub resamples: Option<Spanned<u32>>,
+    /// Cap on the child's data memory (`RLIMIT_DATA`), e.g. `"512MiB"`; reaching it is an `out_of_memory` failure.
+    pub memory_limit: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -207,6 +211,25 @@ pub fn parse_fraction(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `"512MiB"`, `"2GiB"`, `"64KiB"`, `"1GB"`, `"1000000"` (bytes).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        other => return Err(format!("`{text}`: unknown size unit `{other}` (B, KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    let number: u64 = number.parse().map_err(|_| format!("`{text}` is not a size like \"512MiB\""))?;
+    number.checked_mul(scale).filter(|&n| n > 0).ok_or_else(|| format!("`{text}` is not a usable size"))
+}
+
 /// Parses `"1s"`, `"500ms"`, `"2m"`, `"1.5s"`, `"250us"`, `"100ns"`, `"1h"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -236,6 +259,17 @@ mod tests {
         assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown duration unit"));
         assert!(parse_duration("fast").unwrap_err().contains("not a duration"));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2 GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("5XB").unwrap_err().contains("unknown size unit `XB`"));
+        assert!(parse_size("0MiB").unwrap_err().contains("not a usable size"));
+        assert!(parse_size("MiB").unwrap_err().contains("not a size"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
     if let Some(profile) = seen.plugin.map(|p| &p.build.profile) {
         record.run.profile = profile.clone();
     }
-    let failure = match ended_badly(child, &seen) {
+    let failure = match ended_badly(child, &seen, cell.plan.memory_limit) {
         Some(failure) => Some(failure),
         None => {
             record.checks = checks(descriptor, &seen);
@@ -122,7 +122,7 @@ impl<'a> Seen<'a> {
     }
 }
 
-fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
+fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> Option<Failure> {
     let phase = seen.phase_name();
     if let Some((phase, kind, message)) = seen.error {
         let phase = serde_json::to_value(phase).ok().and_then(|v| v.as_str().map(str::to_owned));
@@ -142,6 +142,18 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>) -> Option<Failure> {
         )),
         End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
         End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        // Rust reports a failed allocation on stderr, then aborts; under a memory_limit that is the limit.
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("memory allocation of")) => {
+            let limit = memory_limit.map(|b| format!(": the memory_limit of {} MiB was reached", b >> 20));
+            let message = format!(
+                "out of memory{where_}{} (the child aborted: {})",
+                limit.unwrap_or_default(),
+                signal_name(*signal)
+            );
+            let mut f = failure_of("out_of_memory", phase.clone(), message);
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
         // Rust's guard-page handler reports a stack overflow on stderr, then aborts: name it, not just SIGABRT.
         End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("has overflowed its stack")) => {
             let message = format!("stack overflow{where_} (the child aborted: {})", signal_name(*signal));

@@ -75,6 +75,9 @@ pub struct Plan {
     /// Bootstrap resamples for the CI95 (analysis in the parent; seeded, so reproducible).
     #[serde(default = "default_resamples")]
     pub resamples: u32,
+    /// Cap on the child's data memory in bytes (`RLIMIT_DATA`), set by the child before loading the plugin.
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Fewest samples before a target precision may stop sampling.
@@ -96,6 +99,7 @@ impl Plan {
             target_ci: None,
             budget_ns: 0,
             resamples: 10_000,
+            memory_limit: None,
         }
     }
 }

@@ -68,6 +68,10 @@ pub fn resolve(
         target_ci: overrides.target_ci.or(target_ci),
         budget_ns: overrides.budget.unwrap_or(budget).as_nanos() as u64,
         resamples: overrides.resamples.unwrap_or(resamples),
+        memory_limit: match e.memory_limit.as_ref().or(d.memory_limit.as_ref()) {
+            Some(s) => Some(crate::config::parse_size(s.get_ref()).map_err(|m| at(s, m))?),
+            None => None,
+        },
     };
     Ok((plan, deadline))
 }

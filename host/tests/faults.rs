@@ -96,6 +96,20 @@ fn a_stack_overflow_is_named_and_a_thread_left_spinning_does_not_keep_the_cell_a
 }
 
 #[test]
+fn an_allocation_bomb_past_the_memory_limit_is_out_of_memory() {
+    let sandbox = Sandbox::new();
+    let extra = "[rig.hoards]\nmemory_limit = \"256MiB\"\nparams = { after = 3 }\n";
+    let records = run_between_healthy(&sandbox, &["hoards"], extra);
+    let oom = records[1].failure.as_ref().unwrap();
+    assert_eq!((oom.cause.as_str(), oom.signal.as_deref()), ("out_of_memory", Some("SIGABRT")));
+    assert_eq!(
+        oom.message,
+        "out of memory during warmup: the memory_limit of 256 MiB was reached (the child aborted: SIGABRT)"
+    );
+    assert!(records[2].metrics["iter_time"].value > 0.0, "the cell after it has no limit and runs");
+}
+
+#[test]
 fn what_a_rig_prints_goes_to_the_log_not_the_protocol() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", SETTINGS);
