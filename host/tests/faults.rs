@@ -110,6 +110,27 @@ fn an_allocation_bomb_past_the_memory_limit_is_out_of_memory() {
 }
 
 #[test]
+fn a_hung_cell_takes_its_grandchildren_with_it_and_spam_is_capped_in_the_log() {
+    let sandbox = Sandbox::new();
+    let extra = "[rig.forks]\nparams = { after = 3 }\n[rig.spams]\nparams = { at = \"setup\" }\n";
+    let records = run_between_healthy(&sandbox, &["forks", "spams"], extra);
+    assert_eq!(records[1].failure.as_ref().unwrap().cause, "deadline");
+    let grandchildren: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("86399.25"))
+        .collect();
+    assert!(grandchildren.is_empty(), "the hung cell's `sleep` survived: {grandchildren:?}");
+
+    // 100 MiB of stdout: the protocol is intact (the rig's own error is reported) and the log is capped.
+    let spam = records[3].failure.as_ref().unwrap();
+    assert_eq!((spam.cause.as_str(), spam.message.as_str()), ("rig_error", "fixture error after 100 MiB of output"));
+    let log = std::fs::metadata(spam.log.as_ref().expect("the cell log is kept")).unwrap();
+    assert!(log.len() <= (8 << 20) + 64, "{} bytes", log.len());
+}
+
+#[test]
 fn what_a_rig_prints_goes_to_the_log_not_the_protocol() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", SETTINGS);
