@@ -165,3 +165,28 @@ fn run_style_reports_repetitions_and_checks_conservation_per_run() {
     );
     assert!(records[1].metrics.is_empty(), "a violated invariant leaves no number behind");
 }
+
+#[test]
+fn two_runs_appending_to_one_stream_at_once_write_only_whole_lines() {
+    let sandbox = Sandbox::new();
+    // 12 short cells each: the two runs' appends interleave.
+    let extra = "[rig.healthy]\nmatrix = { after = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }\n";
+    sandbox.write("rigs.toml", &format!("[defaults]\nwarmup = \"5ms\"\nmeasurement = \"20ms\"\nsamples = 3\n{extra}"));
+    let spawn = || {
+        std::process::Command::new(support::bin())
+            .current_dir(sandbox.path())
+            .args(["run", "--plugin", "healthy", "--out", "shared.jsonl", "--plugin-dir"])
+            .arg(fault_plugins())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (spawn(), spawn());
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let (records, problems) = sandbox.records("shared.jsonl");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(records.len(), 24, "12 cells from each run");
+    let runs: std::collections::BTreeSet<_> = records.iter().map(|r| r.run.id.clone()).collect();
+    assert_eq!(runs.len(), 2);
+}
