@@ -45,6 +45,12 @@ pub(crate) enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
+    Verify {
+        /// Results files (JSON lines, schema 1).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Internal: the per-cell child process.
     #[command(name = "__child", hide = true)]
     Child,
@@ -228,6 +234,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(Import::Criterion { dir, out }) => import_criterion(&dir, &out),
         Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
+        Command::Verify { files } => verify(&files),
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
     }
 }

@@ -197,6 +197,19 @@ pub(crate) fn show(files: &[PathBuf]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+pub(crate) fn verify(files: &[PathBuf]) -> Result<ExitCode> {
+    let mut sound = true;
+    for file in files {
+        let problems = crate::verify::problems(file);
+        sound &= problems.is_empty();
+        match problems.is_empty() {
+            true => print(&format!("{}: ok\n", file.display()))?,
+            false => problems.iter().try_for_each(|p| print(&format!("{p}\n")))?,
+        }
+    }
+    Ok(if sound { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
 pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     let records = read_all(&args.files)?;
     let write =

@@ -220,7 +220,8 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Event>) {
 }
 
 /// What a dying Rust runtime writes before it aborts. Failures are named from it, and a backtrace
-/// (`RUST_BACKTRACE`) printed after it can scroll it out of the tail, so it is kept apart.
+/// (`RUST_BACKTRACE`) printed after it can scroll it out of the last lines, so it is looked for in the whole
+/// kept tail (16 KiB: a backtrace is a few KiB).
 const FATAL_REPORTS: [&str; 2] = ["memory allocation of", "has overflowed its stack"];
 
 /// Copies the child's stderr to `log` (capped) and returns its last lines, led by the runtime's fatal report
@@ -228,7 +229,6 @@ const FATAL_REPORTS: [&str; 2] = ["memory allocation of", "has overflowed its st
 fn capture_stderr(mut stderr: impl Read, log: Option<PathBuf>) -> Vec<String> {
     let mut file = log.and_then(|p| File::create(p).ok());
     let (mut written, mut tail) = (0u64, VecDeque::with_capacity(TAIL_BYTES));
-    let mut fatal: Option<String> = None;
     let mut chunk = [0u8; 8192];
     while let Ok(n) = stderr.read(&mut chunk) {
         if n == 0 {
@@ -245,16 +245,13 @@ fn capture_stderr(mut stderr: impl Read, log: Option<PathBuf>) -> Vec<String> {
         tail.extend(&chunk[..n]);
         let excess = tail.len().saturating_sub(TAIL_BYTES);
         tail.drain(..excess);
-        let text = String::from_utf8_lossy(tail.make_contiguous());
-        if FATAL_REPORTS.iter().any(|r| text.contains(r)) {
-            fatal = text.lines().rfind(|l| FATAL_REPORTS.iter().any(|r| l.contains(r))).map(str::to_owned);
-        }
     }
     let text = String::from_utf8_lossy(tail.make_contiguous()).into_owned();
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let mut last = lines[lines.len().saturating_sub(TAIL_LINES)..].to_vec();
+    let fatal = lines.iter().rfind(|l| FATAL_REPORTS.iter().any(|r| l.contains(r)));
     if let Some(fatal) = fatal.filter(|f| !last.contains(f)) {
-        last.insert(0, fatal);
+        last.insert(0, fatal.clone());
     }
     last
 }

@@ -35,3 +35,4 @@ pub mod sampler;
 pub mod settings;
 pub mod sink;
 pub mod stats;
+pub mod verify;

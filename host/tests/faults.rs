@@ -112,7 +112,8 @@ fn an_allocation_bomb_past_the_memory_limit_is_out_of_memory() {
 #[test]
 fn a_hung_cell_takes_its_grandchildren_with_it_and_spam_is_capped_in_the_log() {
     let sandbox = Sandbox::new();
-    let extra = "[rig.forks]\nparams = { after = 3 }\n[rig.spams]\nparams = { at = \"setup\" }\n";
+    // Pushing 100 MiB through a pipe from a debug build on a loaded CI machine can take seconds.
+    let extra = "[rig.forks]\nparams = { after = 3 }\n[rig.spams]\nparams = { at = \"setup\" }\ndeadline = \"60s\"\n";
     let records = run_between_healthy(&sandbox, &["forks", "spams"], extra);
     assert_eq!(records[1].failure.as_ref().unwrap().cause, "deadline");
     let grandchildren: Vec<String> = std::fs::read_dir("/proc")
