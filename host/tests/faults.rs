@@ -24,6 +24,7 @@ fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<ben
         cmd.args(["--plugin", rig, "--plugin", "healthy"]);
     }
     let out = cmd.assert().code(1);
+    assert_no_process_left_in(sandbox.path());
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(stdout.contains(&format!("{} cells, {} failed", 2 * rigs.len() + 1, rigs.len())), "{stdout}");
     let (records, problems) = sandbox.records("r.jsonl");
@@ -34,6 +35,21 @@ fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<ben
         assert_eq!(record.kind, expected, "cell {i} ({}): {:?}", record.bench, record.failure);
     }
     records
+}
+
+/// No process (a child, a grandchild, a thread-holding leftover) still runs in `dir`: every process of a run
+/// inherits the sandbox as its working directory, so one that outlived the run would show up here.
+fn assert_no_process_left_in(dir: &std::path::Path) {
+    let dir = dir.canonicalize().unwrap();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd == dir))
+        .map(|e| {
+            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).replace('\0', " ")
+        })
+        .collect();
+    assert!(left.is_empty(), "processes outlived the run: {left:?}");
 }
 
 #[test]
