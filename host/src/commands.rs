@@ -18,18 +18,8 @@ use crate::{baseline, export, provenance, reader, report};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let (loader, mut cells) = resolve(&args.matrix)?;
-    let other = args
-        .against
-        .as_deref()
-        // The other build's libraries differ from this one's by design: the pins are not theirs.
-        .map(|dir| {
-            against_loader(
-                dir,
-                &cells,
-                &Trust { allow_writable: args.matrix.dirs.allow_writable_plugins, ..Trust::default() },
-            )
-        })
-        .transpose()?;
+    let allow_writable = args.matrix.dirs.allow_writable_plugins;
+    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, allow_writable)).transpose()?;
     if other.is_some() {
         cells = matrix::with_twins(cells);
     }
@@ -85,8 +75,10 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
 }
 
 /// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
-fn against_loader(dir: &Path, cells: &[matrix::Cell], trust: &Trust) -> Result<Loader> {
-    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, trust);
+fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> Result<Loader> {
+    // The other build's libraries differ from this one's by design: `rigs.toml`'s pins are not theirs.
+    let trust = Trust { allow_writable, ..Trust::default() };
+    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, &trust);
     for rejected in &loader.rejected {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
