@@ -14,6 +14,7 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod config;
+pub mod elf;
 pub mod criterion_import;
 pub mod evaluate;
 pub mod executor;

@@ -13,6 +13,7 @@ use benchhost_plugin_api::abi::{API_VERSION, API_VERSION_SYMBOL, PluginInfo, Plu
 
 /// Loads the library at `path` and reads its self-description. The error is one line.
 pub fn open(path: &Path) -> Result<(PluginRef, PluginInfo), String> {
+    crate::elf::check_length(path).map_err(|why| format!("not a loadable library: {why}"))?;
     let theirs = api_version(path)?;
     let root = lib_header_from_path(path).and_then(|header| header.init_root_module::<PluginRef>()).map_err(|err| {
         format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))

@@ -2,7 +2,7 @@
 
 mod support;
 
-use support::{Sandbox, Skew, skewed_plugin};
+use support::{Sandbox, Skew, fault_plugins, skewed_plugin};
 
 fn lines_about<'a>(text: &'a str, file: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.contains(file)).collect()
@@ -52,11 +52,17 @@ fn files_that_are_not_plugins_are_skipped_with_a_note() {
     if let Some(libz) = libz {
         std::fs::copy(libz, dir.join("libz.so")).unwrap();
     }
+    // A real plugin cut off in the middle, as an interrupted copy leaves it.
+    let healthy = std::fs::read(fault_plugins().join("libfixture_faults.so")).unwrap();
+    std::fs::write(dir.join("libtruncated.so"), &healthy[..healthy.len() / 2]).unwrap();
     let out = sandbox.cmd().args(["list", "--plugin-dir"]).arg(&dir).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let junk = lines_about(&stdout, "libjunk.so");
     assert_eq!(junk.len(), 1);
     assert!(junk[0].contains("not a loadable library"), "{}", junk[0]);
+    let truncated = lines_about(&stdout, "libtruncated.so");
+    assert_eq!(truncated.len(), 1);
+    assert!(truncated[0].contains("not a loadable library"), "{}", truncated[0]);
     if libz.is_some() {
         let z = lines_about(&stdout, "libz.so");
         assert_eq!(

@@ -81,6 +81,30 @@ fn panic_segfault_and_hang_each_fail_alone() {
 }
 
 #[test]
+fn a_panic_in_setup_or_in_teardown_is_named_with_its_phase() {
+    let sandbox = Sandbox::new();
+    let extra = "[[rig.panics]]\nparams = { at = \"setup\" }\n[[rig.panics]]\nparams = { at = \"teardown\" }\n";
+    sandbox.write("rigs.toml", &format!("{SETTINGS}{extra}"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["--plugin", "healthy", "--plugin", "panics", "--plugin", "healthy"]);
+    cmd.assert().code(1);
+    assert_no_process_left_in(sandbox.path());
+    let (records, problems) = sandbox.records("r.jsonl");
+    assert!(problems.is_empty(), "{problems:?}");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Failure, Kind::Failure, Kind::Measurement]);
+    let phase = |i: usize| {
+        let f = records[i].failure.as_ref().unwrap();
+        (f.cause.clone(), f.phase.clone())
+    };
+    assert_eq!(phase(1), ("panic".to_string(), Some("setup".to_string())));
+    assert_eq!(phase(2), ("panic".to_string(), Some("teardown".to_string())));
+    // A panic in teardown comes after the samples: they are kept with the failure.
+    assert!(!records[2].failure.as_ref().unwrap().salvaged.is_empty());
+}
+
+#[test]
 fn abort_exit_and_error_are_named() {
     let sandbox = Sandbox::new();
     let extra = "[rig.exits]\nparams = { after = 5 }\n[rig.aborts]\nparams = { at = \"teardown\" }\n[rig.fails]\nparams = { at = \"setup\" }\n";
