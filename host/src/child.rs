@@ -88,7 +88,7 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
     out.send(&Message::Phase { phase: Phase::Teardown });
     match rig.0.teardown() {
         RResult::ROk(json) => match serde_json::from_str::<Outcome>(json.as_str()) {
-            Ok(outcome) => out.send(&Message::Outcome { counters: outcome.counters }),
+            Ok(outcome) => out.send(&Message::Outcome { counters: outcome.counters, note: outcome.note }),
             Err(e) => out.error(Phase::Teardown, RigError::new(format!("undecodable outcome: {e}"))),
         },
         RResult::RErr(err) => out.error(Phase::Teardown, decode_error(&err)),

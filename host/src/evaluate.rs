@@ -106,7 +106,12 @@ impl<'a> Seen<'a> {
                         seen.note = note.as_deref();
                     }
                 }
-                Message::Outcome { counters } => seen.outcome = Some(counters),
+                Message::Outcome { counters, note } => {
+                    seen.outcome = Some(counters);
+                    if seen.note.is_none() {
+                        seen.note = note.as_deref();
+                    }
+                }
                 Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
                 Message::Done => seen.done = true,
                 Message::Stopped { reason } => seen.stop = Some(reason),

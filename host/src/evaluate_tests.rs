@@ -57,7 +57,7 @@ fn healthy(rows_out: u64) -> Vec<Message> {
         Message::Sample { iterations: 10, ns: 2000 },
         Message::Sample { iterations: 10, ns: 3000 },
         Message::Phase { phase: Phase::Teardown },
-        Message::Outcome { counters: outcome },
+        Message::Outcome { counters: outcome, note: None },
         Message::Done,
     ]
 }
@@ -137,7 +137,7 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
         let o = Observation::new().metric("records_per_s", v).counter("consumed", consumed).counter("produced", 10);
         Message::Observation { metrics: o.metrics, counters: o.counters, note: Some("fed live".into()) }
     };
-    let outcome = Message::Outcome { counters: BTreeMap::new() };
+    let outcome = Message::Outcome { counters: BTreeMap::new(), note: None };
     let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 10), obs(30.0, 10), outcome.clone(), Message::Done];
     let record = evaluate(&cell(), &rig, &child(messages, End::Exited(0)), &run_info(), None);
     let m = &record.metrics["records_per_s"];

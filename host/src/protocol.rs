@@ -184,6 +184,9 @@ pub enum Message {
     Outcome {
         /// Counters.
         counters: BTreeMap<String, u64>,
+        /// The rig's note.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// A rig call failed (a panic included).
     Error {

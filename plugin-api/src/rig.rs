@@ -101,6 +101,10 @@ pub struct SetupContext {
 pub struct Outcome {
     /// Counter name to value.
     pub counters: BTreeMap<String, u64>,
+    /// What the rig saw that numbers alone do not say (a query plan's shape, a known incompleteness), copied
+    /// into the record's `note`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Outcome {
@@ -111,6 +115,11 @@ impl Outcome {
     /// Adds a counter.
     pub fn counter(mut self, name: &str, value: u64) -> Self {
         self.counters.insert(name.into(), value);
+        self
+    }
+    /// Sets the note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
         self
     }
 }

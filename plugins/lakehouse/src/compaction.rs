@@ -1,0 +1,250 @@
+//! benchhost rig `compaction`: seed 000's `compactor/rewrite_6_files`. A traces table seeded with `files`
+//! separate appends is rewritten into one file and committed as one `replace` snapshot.
+//!
+//! Every iteration needs a freshly seeded table, so seeding happens in `prepare`, outside the timed region
+//! (Criterion's `iter_batched`); each table has its own catalog and storage, so no iteration sees another's
+//! files. Timed, as a compactor does it: load the table from the catalog, plan the files to rewrite (the scan's
+//! file plan and the live manifest entries), read their rows, write one Parquet file, commit the replace.
+//! Checked after the timed region, for every rewritten table: the same row count and order-independent
+//! checksum as seeded, exactly one live file, and it is the file the rewrite wrote.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use arrow::array::RecordBatch;
+use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
+use futures::TryStreamExt;
+use iceberg::{Catalog, TableIdent};
+use serde::Deserialize;
+use tokio::runtime::Runtime;
+
+use crate::traces::{self, Tally};
+use crate::warehouse::{self, Layout, Storage, Warehouse};
+use crate::{replace, runtime};
+
+/// Parameters of `compaction`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    files: i64,
+    rows_per_file: i64,
+    storage: Storage,
+}
+
+/// A seeded table waiting for its rewrite, or a rewritten one waiting for its check.
+struct Table {
+    warehouse: Warehouse,
+    ident: TableIdent,
+    seeded: Tally,
+    /// Set by the rewrite: the files it wrote.
+    written: Vec<String>,
+    dir: Option<PathBuf>,
+}
+
+/// What one rewrite did.
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    rewrites: u64,
+    input_files: u64,
+    output_files: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    rows: u64,
+}
+
+/// The rig.
+pub struct Compaction {
+    params: Params,
+    runtime: Runtime,
+    scratch: PathBuf,
+    seeded: u64,
+    ready: VecDeque<Table>,
+    rewritten: Vec<Table>,
+    totals: Totals,
+    checked: Tally,
+    checked_expected: Tally,
+    live_files_after: u64,
+}
+
+impl Compaction {
+    /// Seeds one table with `files` appends.
+    fn seed(&mut self) -> Result<Table, RigError> {
+        self.seeded += 1;
+        let dir = (self.params.storage == Storage::Fs).then(|| self.scratch.join(format!("warehouse-{}", self.seeded)));
+        if let Some(dir) = &dir {
+            std::fs::create_dir_all(dir)?;
+        }
+        let (files, rows) = (self.params.files as usize, self.params.rows_per_file as usize);
+        let storage = self.params.storage;
+        let scratch = dir.clone().unwrap_or_default();
+        self.runtime.block_on(async move {
+            let warehouse = Warehouse::new(storage, &scratch).await?;
+            let mut table = warehouse.create("traces", Layout::Unpartitioned).await?;
+            let mut seeded = Tally::default();
+            for f in 0..files {
+                let spans = traces::compaction_file(f, rows);
+                seeded.add(&traces::to_batch(&warehouse::arrow_schema(&table)?, &spans)?);
+                table = warehouse.append(&table, &spans).await?;
+            }
+            let ident = warehouse.ident("traces");
+            warehouse.io.take();
+            Ok::<_, RigError>(Table { warehouse, ident, seeded, written: Vec::new(), dir })
+        })
+    }
+
+    /// Checks every rewritten table, then frees it.
+    fn check_rewritten(&mut self) -> Result<(), RigError> {
+        for table in std::mem::take(&mut self.rewritten) {
+            let (tally, live) = self.runtime.block_on(read_back(&table))?;
+            if live != table.written {
+                return Err(RigError::verification(format!(
+                    "after the rewrite the live files are {live:?}, the rewrite wrote {:?}",
+                    table.written
+                )));
+            }
+            if tally != table.seeded {
+                return Err(RigError::verification(format!(
+                    "the rewrite changed the rows: {} rows with checksum {:016x} seeded, {} with {:016x} after",
+                    table.seeded.rows, table.seeded.checksum, tally.rows, tally.checksum
+                )));
+            }
+            self.live_files_after += live.len() as u64;
+            self.checked.rows += tally.rows;
+            self.checked.checksum = self.checked.checksum.wrapping_add(tally.checksum);
+            self.checked_expected.rows += table.seeded.rows;
+            self.checked_expected.checksum = self.checked_expected.checksum.wrapping_add(table.seeded.checksum);
+            if let Some(dir) = &table.dir {
+                std::fs::remove_dir_all(dir)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The rows of the table's current snapshot and the files its scan reads.
+async fn read_back(table: &Table) -> Result<(Tally, Vec<String>), RigError> {
+    let loaded = table.warehouse.catalog.load_table(&table.ident).await?;
+    let scan = loaded.scan().select_all().build()?;
+    let tasks: Vec<_> = scan.plan_files().await?.try_collect().await?;
+    let mut live: Vec<String> = tasks.iter().map(|t| t.data_file_path.clone()).collect();
+    live.sort();
+    let batches: Vec<RecordBatch> = scan.to_arrow().await?.try_collect().await?;
+    Ok((Tally::of(&batches), live))
+}
+
+/// The timed work: one whole rewrite of the table into one file, committed as a replace snapshot.
+async fn rewrite(table: &mut Table) -> Result<Totals, RigError> {
+    let catalog = table.warehouse.catalog.as_ref();
+    let loaded = catalog.load_table(&table.ident).await?;
+    let old = replace::live_entries(&loaded).await?;
+    let scan = loaded.scan().select_all().build()?;
+    let batches: Vec<RecordBatch> = scan.to_arrow().await?.try_collect().await?;
+    // The reader's batches carry no Parquet field ids; the writer matches columns by them.
+    let schema = warehouse::arrow_schema(&loaded)?;
+    let merged = arrow::compute::concat_batches(&schema, &batches)?;
+    let rows = merged.num_rows() as u64;
+    let merged = RecordBatch::try_new(schema, merged.columns().to_vec())?;
+    let new = warehouse::write_file(&loaded, merged, 0).await?;
+    table.written = new.iter().map(|f| f.file_path().to_string()).collect();
+    table.written.sort();
+    let bytes_written = new.iter().map(|f| f.file_size_in_bytes()).sum();
+    let output_files = new.len() as u64;
+    replace::commit(catalog, &loaded, &old, new).await?;
+    let io = table.warehouse.io.take();
+    Ok(Totals {
+        rewrites: 1,
+        input_files: old.len() as u64,
+        output_files,
+        bytes_read: io.data_bytes_read,
+        bytes_written,
+        rows,
+    })
+}
+
+impl Rig for Compaction {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::iterations("compaction", "rewrite a traces table's small files into one, as a replace snapshot")
+            .param(Param::int("files", 6).range(2, 1_000).doc("separate appends seeded before each rewrite"))
+            .param(Param::int("rows_per_file", 100).range(1, 10_000_000))
+            .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
+            .metric(Metric::iter_time("rewrite_time"))
+            .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
+            .metric(Metric::counter("input_files", Unit::Files, "input_files").doc("per rewrite"))
+            .metric(Metric::counter("output_files", Unit::Files, "output_files").doc("per rewrite"))
+            .metric(Metric::counter("bytes_read", Unit::Bytes, "bytes_read").doc("Parquet bytes fetched per rewrite"))
+            .metric(Metric::counter("bytes_written", Unit::Bytes, "bytes_written").doc("Parquet bytes per rewrite"))
+            .invariant(Invariant::equal("rows_after", "rows_seeded"))
+            .invariant(Invariant::equal("checksum_after", "checksum_seeded"))
+            .invariant(Invariant::equal("live_files_after", "files_written"))
+    }
+
+    fn setup(params: Params, ctx: &SetupContext) -> Result<Self, RigError> {
+        Ok(Compaction {
+            params,
+            runtime: runtime::new()?,
+            scratch: ctx.scratch_dir.clone(),
+            seeded: 0,
+            ready: VecDeque::new(),
+            rewritten: Vec::new(),
+            totals: Totals::default(),
+            checked: Tally::default(),
+            checked_expected: Tally::default(),
+            live_files_after: 0,
+        })
+    }
+
+    fn prepare(&mut self, batch: u64) -> Result<(), RigError> {
+        self.check_rewritten()?;
+        while (self.ready.len() as u64) < batch {
+            let table = self.seed()?;
+            self.ready.push_back(table);
+        }
+        Ok(())
+    }
+
+    fn iterate(&mut self) -> Result<(), RigError> {
+        let mut table = match self.ready.pop_front() {
+            Some(table) => table,
+            // Only when the host did not prepare this iteration: seeding is then timed, so refuse.
+            None => return Err(RigError::new("no seeded table is ready: `prepare` was not called for this batch")),
+        };
+        let done = self.runtime.block_on(rewrite(&mut table))?;
+        let t = &mut self.totals;
+        t.rewrites += done.rewrites;
+        t.input_files += done.input_files;
+        t.output_files += done.output_files;
+        t.bytes_read += done.bytes_read;
+        t.bytes_written += done.bytes_written;
+        t.rows += done.rows;
+        self.rewritten.push(table);
+        Ok(())
+    }
+
+    fn teardown(mut self) -> Result<Outcome, RigError> {
+        self.check_rewritten()?;
+        let t = self.totals;
+        if t.rewrites == 0 {
+            return Err(RigError::verification("no rewrite ran"));
+        }
+        let per = |total: u64| (total + t.rewrites / 2) / t.rewrites;
+        Ok(Outcome::new()
+            .counter("rows", per(t.rows))
+            .counter("input_files", per(t.input_files))
+            .counter("output_files", per(t.output_files))
+            .counter("bytes_read", per(t.bytes_read))
+            .counter("bytes_written", per(t.bytes_written))
+            .counter("rewrites", t.rewrites)
+            .counter("rows_after", self.checked.rows)
+            .counter("rows_seeded", self.checked_expected.rows)
+            .counter("checksum_after", self.checked.checksum)
+            .counter("checksum_seeded", self.checked_expected.checksum)
+            .counter("live_files_after", self.live_files_after)
+            .counter("files_written", t.output_files))
+    }
+}
+
+#[cfg(test)]
+#[path = "compaction_tests.rs"]
+mod tests;

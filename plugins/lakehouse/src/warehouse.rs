@@ -1,0 +1,144 @@
+//! A real Iceberg catalog over a real FileIO: the crate's memory catalog, on its in-memory storage (as seed 000
+//! measured) or on a local directory (`storage = fs`), with every byte counted (see [`crate::counting`]).
+//! Tables are written the way an ingester writes them: one Parquet file per append (ZSTD, Iceberg's default
+//! codec; one row group; a bloom filter on `trace_id`), committed with `fast_append`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use iceberg::io::{LocalFsStorage, MemoryStorage};
+use iceberg::memory::{MEMORY_CATALOG_WAREHOUSE, MemoryCatalog, MemoryCatalogBuilder};
+use iceberg::spec::{DataFile, DataFileFormat, Literal, PartitionKey, PartitionSpec, Struct, Transform};
+use iceberg::table::Table;
+use iceberg::transaction::{ApplyTransactionAction, Transaction};
+use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
+use iceberg::writer::file_writer::ParquetWriterBuilder;
+use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
+use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
+use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
+use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent};
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+use serde::Deserialize;
+
+use crate::counting::{Backend, CountingFactory, CountingStorage, IoCounters};
+use crate::traces::{self, Span};
+
+/// Microseconds per day: Iceberg's `day` transform.
+const DAY_US: i64 = 86_400_000_000;
+
+/// Where the warehouse lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Storage {
+    /// iceberg's in-memory storage.
+    Memory,
+    /// A directory under the cell's scratch directory.
+    Fs,
+}
+
+/// How a table is partitioned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Unpartitioned,
+    /// `day(timestamp)`.
+    Daily,
+}
+
+/// A catalog, its namespace and the I/O counters of its storage.
+pub struct Warehouse {
+    pub catalog: Arc<MemoryCatalog>,
+    pub namespace: NamespaceIdent,
+    pub io: Arc<IoCounters>,
+    /// The warehouse's location (`memory://…` or an absolute path).
+    pub location: String,
+}
+
+impl Warehouse {
+    /// A new, empty warehouse. With [`Storage::Fs`] it lives in `dir`, which must exist.
+    /// Must run inside the tokio runtime that will use it: iceberg captures the current runtime.
+    pub async fn new(storage: Storage, dir: &Path) -> iceberg::Result<Warehouse> {
+        let io = Arc::new(IoCounters::default());
+        let (backend, location) = match storage {
+            Storage::Memory => (Backend::Memory(MemoryStorage::new()), "memory://warehouse".to_string()),
+            Storage::Fs => (Backend::Fs(LocalFsStorage::new()), dir.display().to_string()),
+        };
+        let factory = CountingFactory::new(CountingStorage::new(backend, io.clone()));
+        let props = HashMap::from([(MEMORY_CATALOG_WAREHOUSE.to_string(), location.clone())]);
+        let catalog =
+            MemoryCatalogBuilder::default().with_storage_factory(Arc::new(factory)).load("bench", props).await?;
+        let namespace = NamespaceIdent::new("bench".to_string());
+        catalog.create_namespace(&namespace, HashMap::new()).await?;
+        Ok(Warehouse { catalog: Arc::new(catalog), namespace, io, location })
+    }
+
+    /// The identifier of table `name`.
+    pub fn ident(&self, name: &str) -> TableIdent {
+        TableIdent::new(self.namespace.clone(), name.to_string())
+    }
+
+    /// Creates an empty traces table.
+    pub async fn create(&self, name: &str, layout: Layout) -> iceberg::Result<Table> {
+        let schema = traces::schema()?;
+        let spec = match layout {
+            Layout::Unpartitioned => PartitionSpec::builder(schema.clone()).build()?,
+            Layout::Daily => PartitionSpec::builder(schema.clone())
+                .add_partition_field("timestamp", "day", Transform::Day)?
+                .build()?,
+        };
+        let creation = TableCreation::builder().name(name.to_string()).schema(schema).partition_spec(spec).build();
+        self.catalog.create_table(&self.namespace, creation).await
+    }
+
+    /// Appends `spans` as one new data file and commits it: one snapshot per call, as an ingester's flush.
+    /// On a daily table every span must fall on one day.
+    pub async fn append(&self, table: &Table, spans: &[Span]) -> iceberg::Result<Table> {
+        let batch = traces::to_batch(&arrow_schema(table)?, spans)
+            .map_err(|e| iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("building a batch: {e}")))?;
+        let day = spans.first().map_or(0, |s| s.timestamp_us.div_euclid(DAY_US)) as i32;
+        let files = write_file(table, batch, day).await?;
+        let tx = Transaction::new(table);
+        let tx = tx.fast_append().add_data_files(files).apply(tx)?;
+        tx.commit(self.catalog.as_ref()).await
+    }
+}
+
+/// The Arrow schema of a table's current schema, with the field ids its Parquet files need.
+pub fn arrow_schema(table: &Table) -> iceberg::Result<SchemaRef> {
+    Ok(Arc::new(iceberg::arrow::schema_to_arrow_schema(table.metadata().current_schema())?))
+}
+
+/// Writes `batch` (of [`arrow_schema`]) into one new Parquet data file of `table`, not yet committed. On a daily
+/// table the file belongs to partition `day` (days since the epoch); unpartitioned tables ignore it.
+pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg::Result<Vec<DataFile>> {
+    let metadata = table.metadata();
+    let trace_id = ColumnPath::from("trace_id");
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(1 << 20))
+        .set_column_bloom_filter_enabled(trace_id, true)
+        .build();
+    let parquet = ParquetWriterBuilder::new(properties, metadata.current_schema().clone());
+    // A fresh name prefix per file: the generator's counter starts at 0 every time.
+    let names = DefaultFileNameGenerator::new(uuid::Uuid::new_v4().to_string(), None, DataFileFormat::Parquet);
+    let rolling = RollingFileWriterBuilder::new_with_default_file_size(
+        parquet,
+        table.file_io().clone(),
+        DefaultLocationGenerator::new(metadata)?,
+        names,
+    );
+    let spec = metadata.default_partition_spec();
+    let key = if spec.fields().is_empty() {
+        None
+    } else {
+        let value = Struct::from_iter([Some(Literal::date(day))]);
+        Some(PartitionKey::new(spec.as_ref().clone(), metadata.current_schema().clone(), value))
+    };
+    let mut writer = DataFileWriterBuilder::new(rolling).build(key).await?;
+    writer.write(batch).await?;
+    writer.close().await
+}
