@@ -248,3 +248,26 @@ impl Rig for Compaction {
 #[cfg(test)]
 #[path = "compaction_tests.rs"]
 mod tests;
+
+/// For tests outside this module: one table seeded on a local directory and rewritten by the rig's code.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// The rewritten table's metadata file and the files the rewrite wrote.
+    pub struct Rewritten {
+        pub metadata_location: String,
+        pub written: Vec<String>,
+    }
+
+    pub fn rewrite_one_fs_table(dir: &std::path::Path, files: i64, rows_per_file: i64) -> Rewritten {
+        let params = Params { files, rows_per_file, storage: Storage::Fs };
+        let ctx = SetupContext { scratch_dir: dir.to_path_buf(), quick: true };
+        let mut rig = Compaction::setup(params, &ctx).unwrap();
+        let mut table = rig.seed().unwrap();
+        rig.runtime.block_on(rewrite(&mut table)).unwrap();
+        let loaded = rig.runtime.block_on(table.warehouse.catalog.load_table(&table.ident)).unwrap();
+        let metadata_location = loaded.metadata_location().unwrap().to_string();
+        Rewritten { metadata_location, written: table.written }
+    }
+}

@@ -11,4 +11,7 @@ pub mod runtime;
 pub mod traces;
 pub mod warehouse;
 
+#[cfg(test)]
+mod pyiceberg_tests;
+
 benchhost_plugin_api::export_rigs![compaction::Compaction];
