@@ -10,10 +10,13 @@
 
 use crate::traces::{EPOCH_US, HOUR_US, Span, span};
 
+/// UTC midnight of seed 000's epoch day (2023-11-14): day partitions start here, so a file's rows share a day.
+pub const DAY0_US: i64 = EPOCH_US - EPOCH_US.rem_euclid(24 * HOUR_US);
+
 /// The trace every lookup asks for.
 pub const TARGET: &str = "7a3e00000000000000000000000000ff";
 /// When the target's first write happened (+0 h); the others are at +25 h and +50 h.
-pub const TARGET_AT_US: i64 = EPOCH_US + 12 * HOUR_US;
+pub const TARGET_AT_US: i64 = DAY0_US + 12 * HOUR_US;
 /// Files and rows of the `spans` table.
 pub const SEQUENTIAL_FILES: usize = 60;
 pub const SPANS_PER_FILE: usize = 1_000;
@@ -33,7 +36,7 @@ fn spread_id(n: u64) -> String {
 pub fn traces_files() -> Vec<Vec<Span>> {
     let mut files = Vec::new();
     for day in 0..3i64 {
-        let day_start = EPOCH_US + day * 24 * HOUR_US;
+        let day_start = DAY0_US + day * 24 * HOUR_US;
         for f in 0..4u64 {
             let file = (0..1_000u64)
                 .map(|i| {

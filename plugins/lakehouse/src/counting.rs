@@ -7,9 +7,10 @@
 //! manifests and manifest lists (each whole-object `read` of an `.avro` file is a manifest cache miss, since
 //! cached manifests are never read again).
 
+use std::collections::HashSet;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Default)]
 pub struct IoCounters {
     data_bytes_read: AtomicU64,
+    data_files: Mutex<HashSet<String>>,
     metadata_reads: AtomicU64,
     bytes_written: AtomicU64,
 }
@@ -33,6 +35,8 @@ pub struct IoCounters {
 pub struct Io {
     /// Bytes of Parquet data files fetched (footers, column chunks, whole small files).
     pub data_bytes_read: u64,
+    /// Distinct data files of which at least one byte was fetched.
+    pub data_files_read: u64,
     /// Whole-object reads of manifests and manifest lists (`.avro`): each one is a manifest cache miss.
     pub metadata_reads: u64,
     /// Bytes written, data and metadata.
@@ -44,6 +48,7 @@ impl IoCounters {
     pub fn take(&self) -> Io {
         Io {
             data_bytes_read: self.data_bytes_read.swap(0, Relaxed),
+            data_files_read: self.data_files.lock().map_or(0, |mut files| files.drain().count() as u64),
             metadata_reads: self.metadata_reads.swap(0, Relaxed),
             bytes_written: self.bytes_written.swap(0, Relaxed),
         }
@@ -52,6 +57,11 @@ impl IoCounters {
     fn read(&self, path: &str, bytes: u64) {
         if path.ends_with(".parquet") {
             self.data_bytes_read.fetch_add(bytes, Relaxed);
+            if let Ok(mut files) = self.data_files.lock() {
+                if !files.contains(path) {
+                    files.insert(path.to_string());
+                }
+            }
         } else if path.ends_with(".avro") {
             self.metadata_reads.fetch_add(1, Relaxed);
         }

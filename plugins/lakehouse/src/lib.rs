@@ -6,12 +6,15 @@
 pub mod compaction;
 pub mod corpus;
 pub mod counting;
+pub mod querier;
 pub mod replace;
 pub mod runtime;
+pub mod scan_facts;
+pub mod shapes;
 pub mod traces;
 pub mod warehouse;
 
 #[cfg(test)]
 mod pyiceberg_tests;
 
-benchhost_plugin_api::export_rigs![compaction::Compaction];
+benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier];

@@ -100,6 +100,11 @@ impl Warehouse {
         let batch = traces::to_batch(&arrow_schema(table)?, spans)
             .map_err(|e| iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("building a batch: {e}")))?;
         let day = spans.first().map_or(0, |s| s.timestamp_us.div_euclid(DAY_US)) as i32;
+        let daily = !table.metadata().default_partition_spec().fields().is_empty();
+        if daily && spans.iter().any(|s| s.timestamp_us.div_euclid(DAY_US) as i32 != day) {
+            let message = "the spans of one append fall on different days of a daily table";
+            return Err(iceberg::Error::new(iceberg::ErrorKind::DataInvalid, message));
+        }
         let files = write_file(table, batch, day).await?;
         let tx = Transaction::new(table);
         let tx = tx.fast_append().add_data_files(files).apply(tx)?;
