@@ -4,18 +4,7 @@ mod support;
 
 use benchhost::record::Kind;
 use predicates::prelude::*;
-use support::{Sandbox, workspace_plugins};
-
-/// `benchhost run --quick --plugin RIG` with the repository's own rigs.toml; its records.
-fn quick_run_of_repo_matrix(rig: &str) -> Vec<benchhost::record::Record> {
-    let sandbox = Sandbox::new();
-    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
-        .arg(workspace_plugins());
-    cmd.assert().success();
-    sandbox.records("r.jsonl").0
-}
+use support::{Sandbox, quick_run_of_repo_matrix, workspace_plugins};
 
 fn seed_lines() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl")).unwrap()

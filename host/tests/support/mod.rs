@@ -195,3 +195,14 @@ impl Sandbox {
         (stream.records.into_iter().map(|(_, r)| r).collect(), stream.problems)
     }
 }
+
+/// Records of `benchhost run --quick --plugin RIG` over the repository's own rigs.toml, which must succeed.
+pub fn quick_run_of_repo_matrix(rig: &str) -> Vec<Record> {
+    let sandbox = Sandbox::new();
+    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
+        .arg(workspace_plugins());
+    cmd.assert().success();
+    sandbox.records("r.jsonl").0
+}

@@ -57,10 +57,10 @@ impl IoCounters {
     fn read(&self, path: &str, bytes: u64) {
         if path.ends_with(".parquet") {
             self.data_bytes_read.fetch_add(bytes, Relaxed);
-            if let Ok(mut files) = self.data_files.lock() {
-                if !files.contains(path) {
-                    files.insert(path.to_string());
-                }
+            if let Ok(mut files) = self.data_files.lock()
+                && !files.contains(path)
+            {
+                files.insert(path.to_string());
             }
         } else if path.ends_with(".avro") {
             self.metadata_reads.fetch_add(1, Relaxed);
