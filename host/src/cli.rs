@@ -51,6 +51,26 @@ pub(crate) enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Check a plugin before publishing it: load it in a child, validate every descriptor, run each rig once
+    /// with its defaults under --quick settings and check its invariants. One pass/FAIL line per rig.
+    Check {
+        /// The plugin library (e.g. target/release/libmy_rig.so).
+        path: PathBuf,
+        /// Load it even if others can write its file or directory (unsafe).
+        #[arg(long = "allow-writable-plugins")]
+        allow_writable_plugins: bool,
+    },
+    /// Write a standalone rig crate (one rig of each style, a test, a README) that builds and runs unchanged.
+    NewRig {
+        /// The rig's name: lowercase letters, digits and `_` (the second rig is NAME_run).
+        name: String,
+        /// Where to write the crate [default: ./NAME].
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Depend on plugin-api at this path (a checkout's `plugin-api/`) instead of by version.
+        #[arg(long = "api-path", value_name = "DIR")]
+        api_path: Option<PathBuf>,
+    },
     /// Internal: the per-cell child process.
     #[command(name = "__child", hide = true)]
     Child,
@@ -235,6 +255,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
         Command::Verify { files } => verify(&files),
+        Command::Check { path, allow_writable_plugins } => crate::check::check(&path, allow_writable_plugins),
+        Command::NewRig { name, path, api_path } => {
+            let dir = path.unwrap_or_else(|| PathBuf::from(&name));
+            let api = match api_path {
+                Some(path) => crate::scaffold::Api::Path(path),
+                None => crate::scaffold::Api::Version(benchhost_plugin_api::API_VERSION.to_string()),
+            };
+            for file in crate::scaffold::new_rig(&name, &dir, &api)? {
+                println!("wrote {}", file.display());
+            }
+            println!("next: cd {} && cargo test && cargo build --release", dir.display());
+            println!("then: benchhost run --plugin-dir {}/target/release --plugin {name} --quick", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
     }
 }

@@ -9,6 +9,7 @@
 pub mod baseline;
 pub mod bootstrap;
 pub mod calibrate;
+pub mod check;
 pub mod child;
 pub mod cli;
 pub mod commands;
@@ -33,6 +34,7 @@ pub mod report;
 pub mod rounds;
 pub mod runner;
 pub mod sampler;
+pub mod scaffold;
 pub mod settings;
 pub mod sink;
 pub mod stats;

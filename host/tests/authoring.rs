@@ -1,0 +1,79 @@
+//! A third-party author's first five minutes: `benchhost new-rig`, then `cargo test` and `cargo build --release`
+//! in the generated crate without touching it, then `benchhost run` and `benchhost check` on the library.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use benchhost::record::Kind;
+use support::Sandbox;
+
+fn cargo(dir: &Path, args: &[&str], target: &Path) {
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    // Its own target directory, kept between test runs so only the first pays for abi_stable's build.
+    let out = Command::new(cargo).args(args).current_dir(dir).env("CARGO_TARGET_DIR", target).output().unwrap();
+    assert!(out.status.success(), "cargo {args:?} in the generated crate:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
+    let sandbox = Sandbox::new();
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api");
+    let crate_dir = sandbox.path().join("demo");
+    let mut new = sandbox.cmd();
+    new.args(["new-rig", "demo_rig", "--path"]).arg(&crate_dir).arg("--api-path").arg(&api);
+    new.assert().success();
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("new-rig-target");
+    cargo(&crate_dir, &["test", "--quiet"], &target);
+    cargo(&crate_dir, &["build", "--release", "--quiet"], &target);
+    let release = target.join("release");
+
+    let mut run = sandbox.cmd();
+    run.args(["run", "--quick", "--out", "r.jsonl", "--plugin", "demo_rig", "--plugin", "demo_rig_run"]);
+    run.arg("--plugin-dir").arg(&release);
+    run.assert().success();
+    let (records, problems) = sandbox.records("r.jsonl");
+    assert!(problems.is_empty(), "{problems:?}");
+    let benches: Vec<(&str, Kind)> = records.iter().map(|r| (r.bench.as_str(), r.kind)).collect();
+    assert_eq!(benches, [("demo_rig", Kind::Measurement), ("demo_rig_run", Kind::Measurement)]);
+    assert!(records.iter().all(|r| !r.checks.is_empty() && r.checks.iter().all(|c| c.ok)));
+    assert!(records[0].metrics["elements_per_s"].value > 0.0 && records[1].metrics["messages_per_s"].value > 0.0);
+
+    let library = release.join("libdemo_rig.so");
+    let out = sandbox.cmd().arg("check").arg(&library).assert().success();
+    let passed = verdicts(&String::from_utf8_lossy(&out.get_output().stdout));
+    assert_eq!(passed, ["pass demo_rig", "pass demo_rig_run"]);
+
+    // A rig whose invariant breaks is named, with the invariant.
+    let lib_rs = crate_dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib_rs).unwrap();
+    std::fs::write(&lib_rs, source.replace("n * n.saturating_sub(1) / 2", "n * n.saturating_sub(1) / 2 + 1")).unwrap();
+    cargo(&crate_dir, &["build", "--release", "--quiet"], &target);
+    let out = sandbox.cmd().arg("check").arg(&library).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(verdicts(&stdout), ["FAIL demo_rig", "pass demo_rig_run"], "{stdout}");
+    let broken = "FAIL demo_rig: invariant: sum == expected_sum violated: sum = 49995000, expected_sum = 49995001";
+    assert!(stdout.contains(broken), "{stdout}");
+}
+
+/// The `pass RIG` / `FAIL RIG` heads of check's lines.
+fn verdicts(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("pass ") || l.starts_with("FAIL "))
+        .filter_map(|l| l.split(':').next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn check_refuses_a_library_that_is_not_a_plugin_in_one_line() {
+    let sandbox = Sandbox::new();
+    let junk = sandbox.write("libjunk.so", "not a library");
+    let out = sandbox.cmd().arg("check").arg(&junk).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        stdout.trim(),
+        format!("FAIL {}: not a loadable library: file too short", junk.canonicalize().unwrap().display())
+    );
+}
