@@ -40,6 +40,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "criterion")]
+pub mod criterion;
 mod descriptor;
 pub mod heap;
 mod invariant;
@@ -132,3 +134,8 @@ mod tests {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExample;
+
+/// Every Rust block of the rig author's guide is compiled and run as a doctest, so the guide stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/writing-a-rig.md")]
+pub struct WritingARigGuide;
