@@ -9,6 +9,13 @@ use serde_json::Value;
 use crate::{Invariant, Unit};
 
 /// How the host drives a rig.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Descriptor, Style};
+/// assert_eq!(Descriptor::iterations("wal", "round trip").style, Style::Iterations);
+/// assert_eq!(Descriptor::run("drain", "drains a topic").style, Style::Run);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Style {
@@ -19,6 +26,13 @@ pub enum Style {
 }
 
 /// The type of a parameter's value.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Param, ParamType};
+/// assert_eq!(Param::int("rows", 1000).ty, ParamType::Int);
+/// assert_eq!(Param::choice("codec", "zstd", &["none", "zstd"]).ty, ParamType::String);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamType {
@@ -146,6 +160,14 @@ macro_rules! bound {
 bound!(i8, i16, i32, i64, u8, u16, u32, u64, usize, isize, f32, f64);
 
 /// Where a metric's value comes from.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Metric, Source, Unit};
+/// assert_eq!(Metric::iter_time("t").source, Source::IterTime);
+/// let rate = Metric::rate("rows_per_s", Unit::RowsPerSec, "rows");
+/// assert_eq!(rate.source, Source::Rate { counter: "rows".into() });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "from")]
 pub enum Source {
@@ -166,6 +188,14 @@ pub enum Source {
 }
 
 /// A metric a rig declares; records carry exactly the declared metrics.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Metric, Unit};
+/// let m = Metric::counter("encoded_bytes", Unit::Bytes, "bytes").doc("IPC stream size");
+/// assert!(!m.higher_is_better);
+/// assert!(Metric::observed("records_per_s", Unit::RecordsPerSec, true).higher_is_better);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     /// Name in records, e.g. `records_per_s`. Never put a computed value in it.

@@ -11,6 +11,12 @@
 //! 1.31 ms in its bare loop (and so under a Criterion-style loop) against 0.87 ms on a settled heap.
 
 /// Switches heap trimming off and raises the mmap threshold (glibc only; elsewhere nothing to do).
+///
+/// # Examples
+/// ```
+/// // At the start of a bare-loop example, before its threads start, as benchhost's child does.
+/// benchhost_plugin_api::heap::settle();
+/// ```
 pub fn settle() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator parameters; meant to be called before other threads start.

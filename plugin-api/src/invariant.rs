@@ -4,6 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 /// A comparison operator of an [`Invariant`].
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Invariant, Op};
+/// let at_least_one = Invariant::compare("consumed", Op::Ge, 1);
+/// assert_eq!(at_least_one.to_string(), "consumed >= 1");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
@@ -16,6 +23,13 @@ pub enum Op {
 }
 
 /// The right-hand side of an [`Invariant`]: another counter or a constant.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Invariant, Operand};
+/// assert_eq!(Invariant::equal("out", "in").right, Operand::Counter("in".into()));
+/// assert_eq!(Invariant::zero("leaked").right, Operand::Value(0));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operand {
@@ -94,6 +108,15 @@ impl Invariant {
 /// Checks every invariant against every labelled counter set that has its left-hand counter (the outcome,
 /// and each run's observation); an invariant whose counter appears in no set is violated too. Returns the
 /// violations, each naming its set when there is more than one.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use benchhost_plugin_api::{Invariant, check_invariants};
+/// let counters = BTreeMap::from([("in".to_string(), 3), ("out".to_string(), 2)]);
+/// let broken = check_invariants(&[Invariant::equal("out", "in")], &[("outcome", &counters)]).unwrap_err();
+/// assert_eq!(broken, ["out == in violated: out = 2, in = 3"]);
+/// ```
 pub fn check_invariants(
     invariants: &[Invariant],
     sets: &[(&str, &std::collections::BTreeMap<String, u64>)],

@@ -58,6 +58,11 @@ pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
 pub use unit::Unit;
 
 /// The plugin-api version, which the host compares with its own when it loads a plugin.
+///
+/// # Examples
+/// ```
+/// assert_eq!(benchhost_plugin_api::API_VERSION.split('.').count(), 3);
+/// ```
 pub const API_VERSION: &str = abi::API_VERSION;
 
 /// Re-exports the generated code needs; not part of the API.

@@ -79,6 +79,15 @@ pub trait Rig: Sized + Send + 'static {
 }
 
 /// What the host tells a rig at setup.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::SetupContext;
+/// // What a rig's unit test passes; the host fills in a per-cell directory it removes afterwards.
+/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true };
+/// let seconds = if ctx.quick { 1 } else { 30 };
+/// assert_eq!(seconds, 1);
+/// ```
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SetupContext {
     /// A directory of this cell's own, removed by the host after the cell.
@@ -166,6 +175,13 @@ impl Observation {
 }
 
 /// Why a rig call failed.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{ErrorKind, RigError};
+/// assert_eq!(RigError::invalid_params("rows must be even").kind, ErrorKind::InvalidParams);
+/// assert_eq!(RigError::new("broker unreachable").kind, ErrorKind::Failed);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {

@@ -31,6 +31,10 @@ use serde_json::{Map, Value};
 use crate::{Descriptor, Observation, Outcome, Rig, SetupContext, Style};
 
 /// What an in-process run produced.
+///
+/// # Examples
+/// See [`run`]: `report.outcome.counters` holds the teardown's counters, `report.observations` one entry per
+/// run of a run-style rig.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     /// The teardown's outcome.
@@ -41,6 +45,15 @@ pub struct Report {
 
 /// The parameters the host would send: the descriptor's defaults, overridden by the keys of `overrides`.
 /// An override naming no declared parameter is an error.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Descriptor, Param, testing};
+/// let d = Descriptor::iterations("wal", "round trip").param(Param::int("rows", 1000)).param(Param::bool("crc", true));
+/// let p = testing::params(&d, &serde_json::json!({"rows": 10})).unwrap();
+/// assert_eq!(p, serde_json::json!({"rows": 10, "crc": true}));
+/// assert!(testing::params(&d, &serde_json::json!({"row": 10})).is_err());
+/// ```
 pub fn params(descriptor: &Descriptor, overrides: &Value) -> Result<Value, String> {
     let mut params: Map<String, Value> =
         descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
@@ -58,6 +71,26 @@ pub fn params(descriptor: &Descriptor, overrides: &Value) -> Result<Value, Strin
 /// Sets `R` up with its defaults plus `overrides`, then does `times` iterations (one `prepare` before them)
 /// or `times` runs, tears it down and checks every invariant on the outcome and on each observation.
 /// The scratch directory is a fresh temporary directory, removed afterwards.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Rig, RigError, SetupContext, testing};
+/// struct Lossy;
+/// impl Rig for Lossy {
+///     type Params = serde::de::IgnoredAny;
+///     fn describe() -> Descriptor {
+///         Descriptor::iterations("lossy", "drops a row").metric(Metric::iter_time("t"))
+///             .invariant(Invariant::equal("rows_out", "rows_in"))
+///     }
+///     fn setup(_: serde::de::IgnoredAny, _: &SetupContext) -> Result<Self, RigError> { Ok(Lossy) }
+///     fn iterate(&mut self) -> Result<(), RigError> { Ok(()) }
+///     fn teardown(self) -> Result<Outcome, RigError> {
+///         Ok(Outcome::new().counter("rows_in", 10).counter("rows_out", 9))
+///     }
+/// }
+/// let err = testing::run::<Lossy>(serde_json::json!({}), 3).unwrap_err();
+/// assert_eq!(err, "rows_out == rows_in violated: rows_out = 9, rows_in = 10");
+/// ```
 pub fn run<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
     let descriptor = R::describe();
     let params = params(&descriptor, &overrides)?;
@@ -98,6 +131,13 @@ fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext,
 /// Times `op` as a bare loop, for comparing a rig's `iter_time` with the library call it wraps: on a heap
 /// settled as in benchhost's cells ([`crate::heap::settle`]), 500 ms of warm-up, then 30 batches of about
 /// 100 ms, each timed with one clock pair; returns the median time per call in nanoseconds.
+///
+/// # Examples
+/// ```no_run
+/// let data: Vec<u64> = (0..1000).collect();
+/// let ns = benchhost_plugin_api::testing::bare_loop_ns(|| { std::hint::black_box(data.iter().sum::<u64>()); });
+/// println!("{ns:.1} ns per sum");
+/// ```
 pub fn bare_loop_ns(mut op: impl FnMut()) -> f64 {
     crate::heap::settle();
     let start = std::time::Instant::now();

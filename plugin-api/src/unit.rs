@@ -3,6 +3,13 @@
 use serde::{Deserialize, Serialize};
 
 /// A unit from the one registry every record uses. Nothing else may be written as a unit.
+///
+/// # Examples
+/// ```
+/// use benchhost_plugin_api::Unit;
+/// assert_eq!(serde_json::to_string(&Unit::RowsPerSec).unwrap(), "\"rows/s\"");
+/// assert!(serde_json::from_str::<Unit>("\"furlongs\"").is_err());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {
     /// Nanoseconds.
