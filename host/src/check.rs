@@ -120,3 +120,29 @@ fn verdict(record: &Record) -> Result<String, String> {
     });
     Ok(format!("{}; {} invariants hold", metric.unwrap_or_default(), record.checks.len()))
 }
+
+#[cfg(test)]
+mod tests {
+    use benchhost_plugin_api::{Descriptor, Metric, Param};
+
+    #[test]
+    fn descriptor_problems_are_each_named() {
+        let good = Descriptor::iterations("wal", "ok")
+            .param(Param::int("rows", 10).range(1, 100))
+            .metric(Metric::iter_time("t"));
+        assert!(super::problems(&good).is_empty());
+        let bad = Descriptor::iterations("Wal-2", "bad")
+            .param(Param::int("rows", 1000).range(1, 100))
+            .param(Param::choice("codec", "lz5", &["none", "zstd"]))
+            .param(Param::int("rows", 10))
+            .metric(Metric::iter_time("t"))
+            .metric(Metric::iter_time("t"));
+        let problems = super::problems(&bad);
+        assert_eq!(problems.len(), 5, "{problems:#?}");
+        assert!(problems[0].starts_with("rig name `Wal-2`"));
+        assert!(problems[1].starts_with("the default of `rows` is refused by its own declaration"), "{}", problems[1]);
+        assert!(problems[2].starts_with("the default of `codec` is refused"), "{}", problems[2]);
+        assert_eq!(problems[3], "parameter `rows` is declared twice");
+        assert_eq!(problems[4], "metric `t` is declared twice");
+    }
+}
