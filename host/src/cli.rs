@@ -60,6 +60,15 @@ pub(crate) enum Command {
         #[arg(long = "allow-writable-plugins")]
         allow_writable_plugins: bool,
     },
+    /// Combine results streams from several machines into OUT: one record per run id, rig, variant and
+    /// kind; identical duplicates are dropped and counted, conflicting ones reported (the first is kept).
+    Merge {
+        /// The combined stream (created or appended to).
+        out: PathBuf,
+        /// Streams to merge, in order.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
     /// Write a standalone rig crate (one rig of each style, a test, a README) that builds and runs unchanged.
     NewRig {
         /// The rig's name: lowercase letters, digits and `_` (the second rig is NAME_run).
@@ -121,6 +130,9 @@ pub(crate) struct MatrixArgs {
     /// Bootstrap resamples for each CI95 [default: 10000].
     #[arg(long, value_name = "N")]
     pub(crate) resamples: Option<u32>,
+    /// Only this deterministic slice of the matrix: cell k of the whole matrix belongs to shard k mod N + 1.
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<crate::shard::Shard>,
 }
 
 fn parse_sampling(text: &str) -> Result<Sampling, String> {
@@ -155,6 +167,10 @@ pub(crate) struct RunArgs {
     /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
     #[arg(long, value_name = "DIR")]
     pub(crate) against: Option<PathBuf>,
+    /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
+    /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.
+    #[arg(long, value_name = "ID")]
+    pub(crate) run_id: Option<String>,
     #[command(flatten)]
     pub(crate) judging: crate::judging::Judging,
 }
@@ -255,6 +271,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
         Command::Verify { files } => verify(&files),
+        Command::Merge { out, inputs } => crate::merge::merge_files(&out, &inputs),
         Command::Check { path, allow_writable_plugins } => crate::check::check(&path, allow_writable_plugins),
         Command::NewRig { name, path, api_path } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));

@@ -23,8 +23,12 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if other.is_some() {
         cells = matrix::with_twins(cells);
     }
-    let run_info = provenance::current();
+    let mut run_info = provenance::current();
+    run_info.shard = args.matrix.shard.map(|s| s.to_string());
     let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    if let Some(id) = &args.run_id {
+        run_info.id = Some(id.clone());
+    }
     let mut sink = crate::sink::Sink::open(&args.out)?;
     let mut executor =
         ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
@@ -113,7 +117,10 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
         budget: args.budget,
         resamples: args.resamples,
     };
-    let cells = matrix::expand(&config, &loader, &overrides)?;
+    let mut cells = matrix::expand(&config, &loader, &overrides)?;
+    if let Some(shard) = args.shard {
+        cells.retain(|cell| shard.contains(cell.index));
+    }
     Ok((loader, cells))
 }
 

@@ -21,6 +21,7 @@ pub fn current() -> RunInfo {
         dirty,
         trigger: Some(if std::env::var_os("CI").is_some() { "ci" } else { "manual" }.into()),
         rustc: None,
+        shard: None,
     }
 }
 

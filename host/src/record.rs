@@ -89,6 +89,9 @@ pub struct RunInfo {
     /// Compiler of the code measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rustc: Option<String>,
+    /// The slice of the matrix this invocation ran (`--shard I/N`), when it ran one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
 }
 
 /// One metric of a record.
@@ -227,6 +230,7 @@ impl RunInfo {
             dirty: None,
             trigger: None,
             rustc: None,
+            shard: None,
         }
     }
 }
