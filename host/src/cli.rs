@@ -69,6 +69,22 @@ pub(crate) enum Command {
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
+    /// Append results files to the warehouse, an Iceberg table behind a SQL catalog on sqlite
+    /// (runs benchhost-warehouse publish FILE... --warehouse DIR).
+    #[command(disable_help_flag = true)]
+    Publish {
+        /// FILE... --warehouse DIR
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse
+    /// (runs benchhost-warehouse query "SQL" --from FILE... | --warehouse DIR).
+    #[command(disable_help_flag = true)]
+    Query {
+        /// "SQL" --from FILE... | --warehouse DIR
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Write a standalone rig crate (one rig of each style, a test, a README) that builds and runs unchanged.
     NewRig {
         /// The rig's name: lowercase letters, digits and `_` (the second rig is NAME_run).
@@ -221,8 +237,11 @@ pub(crate) struct CalibrateArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
     /// Results files (JSON lines, schema 1).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "warehouse")]
     pub(crate) files: Vec<PathBuf>,
+    /// Also report the records of this warehouse (see `benchhost publish`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) warehouse: Option<PathBuf>,
     /// md, csv, json, gab, bmf or html.
     #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf", "html"])]
     pub(crate) format: String,
@@ -271,6 +290,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report_files(&args),
         Command::Show { files } => show(&files),
         Command::Verify { files } => verify(&files),
+        Command::Publish { args } => crate::delegate::run("publish", &args),
+        Command::Query { args } => crate::delegate::run("query", &args),
         Command::Merge { out, inputs } => crate::merge::merge_files(&out, &inputs),
         Command::Check { path, allow_writable_plugins } => crate::check::check(&path, allow_writable_plugins),
         Command::NewRig { name, path, api_path } => {

@@ -210,7 +210,13 @@ pub(crate) fn verify(files: &[PathBuf]) -> Result<ExitCode> {
 }
 
 pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
-    let records = read_all(&args.files)?;
+    let mut records = read_all(&args.files)?;
+    if let Some(dir) = &args.warehouse {
+        let scratch = std::env::temp_dir().join(format!("benchhost-warehouse-{}.jsonl", std::process::id()));
+        let exported = crate::delegate::export(dir, &scratch).and_then(|()| read_all(std::slice::from_ref(&scratch)));
+        let _ = std::fs::remove_file(&scratch);
+        records.extend(exported?);
+    }
     let write =
         |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
     let text = match args.format.as_str() {

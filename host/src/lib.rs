@@ -16,6 +16,7 @@ pub mod commands;
 pub mod compare;
 pub mod config;
 pub mod criterion_import;
+pub mod delegate;
 pub mod elf;
 pub mod evaluate;
 pub mod executor;

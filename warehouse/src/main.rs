@@ -1,0 +1,107 @@
+//! `benchhost-warehouse`: see the library's documentation.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use benchhost::record::Record;
+use benchhost_warehouse::{store::Warehouse, tables};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "benchhost-warehouse", version, about = "benchhost's results warehouse on Iceberg, queried with SQL")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Append the records of results files to the warehouse, in one commit.
+    Publish {
+        /// Results files (JSON lines, schema 1).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The warehouse directory (catalog.sqlite and data/; created on first use).
+        #[arg(long, value_name = "DIR")]
+        warehouse: PathBuf,
+    },
+    /// Run DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse.
+    Query {
+        /// The statement, e.g. "SELECT bench, metric, avg(value) FROM metrics GROUP BY 1, 2".
+        sql: String,
+        /// Results files to query.
+        #[arg(long = "from", value_name = "FILE", num_args = 1..)]
+        from: Vec<PathBuf>,
+        /// The warehouse to query.
+        #[arg(long, value_name = "DIR")]
+        warehouse: Option<PathBuf>,
+    },
+    /// Write the warehouse's records as a results stream.
+    Export {
+        /// The warehouse directory.
+        #[arg(long, value_name = "DIR")]
+        warehouse: PathBuf,
+        /// The stream to append to.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+}
+
+fn read(files: &[PathBuf]) -> Result<Vec<Record>> {
+    let mut records = Vec::new();
+    for file in files {
+        let stream = benchhost::reader::read(file)?;
+        for problem in &stream.problems {
+            eprintln!("note: {problem}");
+        }
+        records.extend(stream.records.into_iter().map(|(_, r)| r));
+    }
+    Ok(records)
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Publish { files, warehouse } => {
+            let records = read(&files)?;
+            let store = Warehouse::open(&warehouse).await?;
+            let attempts = store.publish(&records).await?;
+            println!(
+                "published {} records to {} (committed on attempt {attempts})",
+                records.len(),
+                warehouse.display()
+            );
+        }
+        Command::Query { sql, from, warehouse } => {
+            let records = match (from.is_empty(), warehouse) {
+                (false, None) => read(&from)?,
+                (true, Some(dir)) => Warehouse::open(&dir).await?.records().await?,
+                _ => bail!("give either --from FILE... or --warehouse DIR"),
+            };
+            println!("{}", tables::query(&records, &sql).await?);
+        }
+        Command::Export { warehouse, out } => {
+            let records = Warehouse::open(&warehouse).await?.records().await?;
+            let mut sink = benchhost::sink::Sink::open(&out)?;
+            for record in &records {
+                sink.append(record)?;
+            }
+            sink.sync()?;
+            println!("{} records appended to {}", records.len(), out.display());
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    let result = runtime.context("starting the runtime").and_then(|rt| rt.block_on(run(cli)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
