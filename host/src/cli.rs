@@ -92,9 +92,13 @@ pub(crate) enum Command {
         /// Where to write the crate [default: ./NAME].
         #[arg(long)]
         path: Option<PathBuf>,
-        /// Depend on plugin-api at this path (a checkout's `plugin-api/`) instead of by version.
-        #[arg(long = "api-path", value_name = "DIR")]
+        /// Depend on plugin-api at this path (a checkout's `plugin-api/`) [default: this benchhost's own source
+        /// checkout, when it was built from one and it still exists].
+        #[arg(long = "api-path", value_name = "DIR", conflicts_with = "api_version")]
         api_path: Option<PathBuf>,
+        /// Depend on plugin-api by this version from the registry instead (e.g. 0.1.0).
+        #[arg(long = "api-version", value_name = "VERSION")]
+        api_version: Option<String>,
     },
     /// Internal: the per-cell child process.
     #[command(name = "__child", hide = true)]
@@ -294,12 +298,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Query { args } => crate::delegate::run("query", &args),
         Command::Merge { out, inputs } => crate::merge::merge_files(&out, &inputs),
         Command::Check { path, allow_writable_plugins } => crate::check::check(&path, allow_writable_plugins),
-        Command::NewRig { name, path, api_path } => {
+        Command::NewRig { name, path, api_path, api_version } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
-            let api = match api_path {
-                Some(path) => crate::scaffold::Api::Path(path),
-                None => crate::scaffold::Api::Version(benchhost_plugin_api::API_VERSION.to_string()),
-            };
+            let api = crate::scaffold::Api::choose(api_path, api_version);
+            if let crate::scaffold::Api::Path(path) = &api {
+                println!("depending on plugin-api at {} (--api-version V to depend by version)", path.display());
+            }
             for file in crate::scaffold::new_rig(&name, &dir, &api)? {
                 println!("wrote {}", file.display());
             }

@@ -18,6 +18,20 @@ pub enum Api {
     Path(PathBuf),
 }
 
+impl Api {
+    /// `--api-path`, else `--api-version`, else the plugin-api of the source checkout this benchhost was built
+    /// from (until plugin-api is on a registry, the only one that resolves), else this benchhost's own version.
+    pub fn choose(path: Option<PathBuf>, version: Option<String>) -> Api {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api");
+        match (path, version) {
+            (Some(path), _) => Api::Path(path),
+            (None, Some(version)) => Api::Version(version),
+            (None, None) if checkout.join("Cargo.toml").is_file() => Api::Path(checkout),
+            (None, None) => Api::Version(benchhost_plugin_api::API_VERSION.to_string()),
+        }
+    }
+}
+
 /// Writes the crate for rig `name` into `dir` (created; must not exist or be empty). Returns the files written.
 pub fn new_rig(name: &str, dir: &Path, api: &Api) -> anyhow::Result<Vec<PathBuf>> {
     check_name(name)?;

@@ -19,11 +19,14 @@ fn cargo(dir: &Path, args: &[&str], target: &Path) {
 #[test]
 fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
     let sandbox = Sandbox::new();
-    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api");
     let crate_dir = sandbox.path().join("demo");
     let mut new = sandbox.cmd();
-    new.args(["new-rig", "demo_rig", "--path"]).arg(&crate_dir).arg("--api-path").arg(&api);
+    // No --api-path: a benchhost built from a checkout points the crate at that checkout's plugin-api.
+    new.args(["new-rig", "demo_rig", "--path"]).arg(&crate_dir);
     new.assert().success();
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api").canonicalize().unwrap();
+    assert!(manifest.contains(&format!("benchhost-plugin-api = {{ path = \"{}\" }}", api.display())), "{manifest}");
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("new-rig-target");
     cargo(&crate_dir, &["test", "--quiet"], &target);
     cargo(&crate_dir, &["build", "--release", "--quiet"], &target);
