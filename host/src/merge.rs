@@ -65,9 +65,12 @@ pub fn merge(sources: impl IntoIterator<Item = (String, Record)>) -> (Vec<Record
 pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<ExitCode> {
     let mut sources = Vec::new();
     let mut problems = Vec::new();
-    let already = if out.exists() { reader::read(out)?.records.len() } else { 0 };
+    let mut already = 0;
     for path in std::iter::once(out).filter(|p| p.exists()).chain(inputs.iter().map(PathBuf::as_path)) {
         let stream = reader::read(path)?;
+        if path == out {
+            already = stream.records.len();
+        }
         problems.extend(stream.problems);
         sources.extend(stream.records.into_iter().map(|(line, r)| (format!("{}:{line}", path.display()), r)));
     }
