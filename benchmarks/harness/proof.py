@@ -3,17 +3,18 @@
 
 Runs only the project's own tools (release builds): `benchhost` with the `harness` rig, and the Criterion bench
 of benchmarks/harness. Per workload:
-  (1) estimate, benchhost vs Criterion, interleaved PAIRS times (median ratio);
+  (1) estimate, benchhost vs Criterion, alternating PAIRS times (median ratio);
   (2) the harness cost per iteration is the noop estimate itself;
   (3) wall time: benchhost with --target-ci 1% (and whether it got there) vs a default Criterion run;
-  (4) INVOCATIONS separate `benchhost run --rounds ROUNDS` invocations, each with two arms (slowdown 0% and 5%,
-      interleaved): every pair of 0% records is an A/A comparison, every (0%, 5%) pair an A/B one, each judged
-      by `benchhost compare` itself at the default ±3% threshold. The spin parameter (sized to +5% by measuring the rig with and without it) stands in for a code
-      change, so its variant key is normalised before comparing.
+  (4) COMPARISONS interleaved comparisons, each one `benchhost run --rounds ROUNDS` with three arms: the
+      reference, a replica of it (identical code: an A/A comparison) and the reference slowed by a spin sized
+      in place to +5% (an A/B one). Each is judged by benchhost itself (the run's paired verdicts, at the
+      default ±3% threshold). Cells are short (30 ms warm-up, 100 ms measurement): between-process noise
+      dominates here, so many short rounds buy more than a few long ones.
 Writes OUT/proof.json and prints the README table.
 
-usage: python3 benchmarks/harness/proof.py [--pairs 3] [--invocations 10] [--rounds 3] [--workloads noop,copy64k,sort10k,wal]
-                                           [--out target/proof]
+usage: python3 benchmarks/harness/proof.py [--pairs 5] [--comparisons 100] [--rounds 10]
+                                           [--workloads noop,copy64k,sort10k,wal] [--out target/proof]
 """
 import argparse, glob, itertools, json, os, subprocess, sys, time
 
@@ -52,44 +53,44 @@ def criterion(bench_bin, workload, home):
     return wall, point, (ci["upper_bound"] - ci["lower_bound"]) / 2 / est["mean"]["point_estimate"]
 
 
-def judge(old, new, work):
-    """benchhost's own decision for two single records of one series."""
-    a, b = os.path.join(work, "a.jsonl"), os.path.join(work, "b.jsonl")
-    for path, record in ((a, old), (b, new)):
-        record = dict(record, variant=dict(record["variant"], spin_rounds=0))
-        with open(path, "w") as f:
-            f.write(json.dumps(record) + "\n")
-    verdicts = os.path.join(work, "v.jsonl")
-    if os.path.exists(verdicts):
-        os.remove(verdicts)
-    sh([BH, "compare", a, b, "--out", verdicts], cwd=ROOT)
-    return [v["verdict"]["decision"] for v in records(verdicts) if v["verdict"].get("metric") == "time"][0]
-
-
 def med(xs):
     return sorted(xs)[len(xs) // 2]
 
 
-def spin_for_five_percent(workload, base_ns, out):
-    """The spin rounds that slow `workload` by 5%, measured in place: the rig with a trial spin worth ~10% at
-    an assumed 1 ns per round, against the rig without, interleaved over 5 rounds."""
-    trial = max(1, int(base_ns * 0.10))
-    config = os.path.join(out, "spin.toml")
+SHORT_CELLS = '[defaults]\nwarmup = "30ms"\nmeasurement = "100ms"\nsamples = 10\n'
+
+
+def interleaved(workload, out, name, entries, rounds):
+    """One interleaved run of `entries` (rigs.toml tables of the harness rig); its paired verdicts on time."""
+    config = os.path.join(out, f"{name}.toml")
     with open(config, "w") as f:
-        f.write(f'[defaults]\nwarmup = "300ms"\nmeasurement = "1s"\nsamples = 20\n[rig.harness]\nmatrix = {{ spin_rounds = [0, {trial}] }}\n')
-    _, recs = benchhost(workload, os.path.join(out, f"{workload}-spin.jsonl"), ["--config", config, "--rounds", "5"])
-    t = {r["variant"]["spin_rounds"]: r["metrics"]["time"]["value"] for r in recs}
-    per_round = max((t[trial] - t[0]) / trial, 1e-6)
-    return max(1, round(0.05 * t[0] / per_round))
+        f.write(SHORT_CELLS + "".join(f"[[rig.harness]]\n{e}\n" for e in entries))
+    path = os.path.join(out, f"{workload}-{name}.jsonl")
+    benchhost(workload, path, ["--config", config, "--rounds", str(rounds)])
+    return [r for r in records(path) if r["kind"] == "verdict" and r["verdict"].get("metric") == "time"]
+
+
+def spin_for_five_percent(workload, base_ns, out):
+    """The spin rounds that slow `workload` by 5%, measured in place: a trial spin worth ~10% at an assumed
+    1 ns per round, paired with the rig without it over 20 interleaved rounds."""
+    trial = max(1, int(base_ns * 0.10))
+    verdict = interleaved(workload, out, "spin", ["params = { spin_rounds = 0 }", f"params = {{ spin_rounds = {trial} }}"], 20)[0]
+    per_round = max((verdict["verdict"]["ratio"] - 1) * base_ns / trial, 1e-6)
+    return max(1, round(0.05 * base_ns / per_round))
+
+
+def half_width(verdict):
+    lo, hi = verdict["verdict"]["ci95"]
+    return (hi - lo) / 2
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--pairs", type=int, default=3)
-    p.add_argument("--invocations", type=int, default=10)
+    p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("--comparisons", type=int, default=100)
     p.add_argument("--out", default=os.path.join(TARGET, "proof"))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds per A/B invocation")
+    p.add_argument("--rounds", type=int, default=10, help="interleaved rounds per comparison")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
@@ -111,34 +112,42 @@ def main():
             row.setdefault("bh_ns", []).append(m["value"])
             row.setdefault("cr_ns", []).append(crit)
         rounds_5 = spin_for_five_percent(w, med(row["bh_ns"]), args.out)
-        config = os.path.join(args.out, "rigs.toml")
-        with open(config, "w") as f:
-            f.write('[defaults]\nwarmup = "300ms"\nmeasurement = "1s"\nsamples = 20\n'
-                    f'[rig.harness]\nmatrix = {{ spin_rounds = [0, {rounds_5}] }}\n')
-        arms = {0: [], rounds_5: []}
-        for i in range(args.invocations):
-            _, recs = benchhost(w, os.path.join(args.out, f"{w}-ab.jsonl"), ["--config", config, "--rounds", str(args.rounds)])
-            for r in recs:
-                arms[r["variant"]["spin_rounds"]].append(r)
+        arms = ["matrix = { replica = [0, 1] }", f"params = {{ spin_rounds = {rounds_5} }}"]
+        aa, ab = [], []
+        for i in range(args.comparisons):
+            for v in interleaved(w, args.out, "ab", arms, args.rounds):
+                (ab if v["variant"]["spin_rounds"] else aa).append(v)
         row["spin_rounds_for_5pct"] = rounds_5
-        aa = [judge(x, y, args.out) for x, y in itertools.combinations(arms[0], 2)]
-        ab = [judge(x, y, args.out) for x, y in itertools.product(arms[0], arms[rounds_5])]
-        row["aa"] = {d: aa.count(d) for d in set(aa)}
-        row["ab"] = {d: ab.count(d) for d in set(ab)}
+        row["aa"] = {d: [v["verdict"]["decision"] for v in aa].count(d) for d in {v["verdict"]["decision"] for v in aa}}
+        row["ab"] = {d: [v["verdict"]["decision"] for v in ab].count(d) for d in {v["verdict"]["decision"] for v in ab}}
+        row["aa_ci_half_width"] = med([half_width(v) for v in aa])
+        row["ab_ratio"] = med([v["verdict"]["ratio"] for v in ab])
         results[w] = row
         print(w, json.dumps(row), file=sys.stderr)
     with open(os.path.join(args.out, "proof.json"), "w") as f:
         json.dump(results, f, indent=1)
-    print("| workload | benchhost | Criterion | ratio (median) | benchhost wall to ±1% (stop) | Criterion wall (CI95 ±) | A/A alarms | 5% detected |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workload | benchhost | Criterion | ratio (median) | benchhost wall to ±1% (stop) | Criterion wall (CI95 ±) "
+          "| A/A false alarms (CI95 ±) | spin slowdown: detected | rounds for 95% power |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for w, r in results.items():
         aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
         alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
         stops = ",".join(sorted(set(r["bh_stop"])))
         print(f"| {w} | {med(r['bh_ns']):.2f} ns | {med(r['cr_ns']):.2f} ns | {med(r['ratios']):.3f} | "
               f"{med(r['bh_wall']):.1f} s ({stops}) | {med(r['cr_wall']):.1f} s (±{100 * med(r['cr_ci']):.2f}%) | "
-              f"{alarms}/{aa_n} | {r['ab'].get('regressed', 0)}/{ab_n} |")
+              f"{alarms}/{aa_n} (±{100 * r['aa_ci_half_width']:.1f}%) | "
+              f"+{100 * (r['ab_ratio'] - 1):.1f}%: {r['ab'].get('regressed', 0)}/{ab_n} | "
+              f"{rounds_for_power(r['aa_ci_half_width'], args.rounds)} |")
 
+
+def rounds_for_power(half_width, rounds, effect=0.05, threshold=0.03):
+    """Rounds a paired comparison needs to call `effect` a regression 95% of the time at `threshold`, with the
+    per-round spread implied by the A/A intervals (half-width = t(0.975, rounds-1) * sd / sqrt(rounds))."""
+    if effect <= threshold:
+        return "never (effect within the threshold)"
+    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 8: 2.36, 10: 2.26, 15: 2.14, 20: 2.09}.get(rounds, 2.0)
+    sd = half_width * rounds ** 0.5 / t
+    return f"~{((1.96 + 1.645) * sd / (effect - threshold)) ** 2:.0f}"
 
 if __name__ == "__main__":
     main()

@@ -176,7 +176,7 @@ pub(crate) struct RunArgs {
     /// Compare this run with baseline NAME (or a results file) and append the verdicts.
     #[arg(long, value_name = "NAME")]
     pub(crate) baseline: Option<String>,
-    /// Run every cell N times, round by round (A B A B ...), each in its own process; records carry the
+    /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
     /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm.
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,

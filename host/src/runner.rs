@@ -68,8 +68,9 @@ pub struct Ran {
     pub rounds: Vec<Vec<Record>>,
 }
 
-/// Runs `cells` for `rounds` rounds (every cell once per round, in order: A B A B ...), appending each cell's
-/// record to `sink` when its last round ends. A cell that failed is not run again.
+/// Runs `cells` for `rounds` rounds (every cell once per round, the order reversed every other round: A B, B A,
+/// A B ...), appending each cell's record to `sink` when its last round ends. A cell that failed is not run
+/// again. The returned records are in cell order.
 pub fn run(
     cells: &[Cell],
     catalog: &dyn Catalog,
@@ -82,9 +83,10 @@ pub fn run(
     let rounds = rounds.max(1) as usize;
     let progress = progress_bar(cells.len() * rounds);
     let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
-    let mut records = Vec::with_capacity(cells.len());
+    let mut records = vec![None; cells.len()];
     for round in 0..rounds {
-        for (cell, done) in cells.iter().zip(per_cell.iter_mut()) {
+        for i in round_order(cells.len(), round) {
+            let (cell, done) = (&cells[i], &mut per_cell[i]);
             let failed = done.last().is_some_and(|r| r.kind == Kind::Failure);
             if !failed {
                 let label =
@@ -104,13 +106,23 @@ pub fn run(
                     sink.append(&record)?;
                     sink.sync()?;
                 }
-                records.push(record);
+                records[i] = Some(record);
             }
         }
     }
     progress.finish_and_clear();
     let _ = std::fs::remove_dir(work_dir);
+    let records = records.into_iter().map(|r| r.expect("every cell ends in the last round")).collect();
     Ok(Ran { records, rounds: per_cell })
+}
+
+/// The order of the cells in `round`: as listed in even rounds, reversed in odd ones. A fixed order would give
+/// every arm the same neighbours and the same place in the round on every round, so anything that depends on
+/// position (the machine warming up after a long cell, a cache another process left behind) would read as a
+/// difference between arms; reversing turns it into noise the paired CI sees, and cancels a linear drift over
+/// each pair of rounds.
+pub fn round_order(cells: usize, round: usize) -> Vec<usize> {
+    if round % 2 == 0 { (0..cells).collect() } else { (0..cells).rev().collect() }
 }
 
 /// One child for one cell; its record.
@@ -187,4 +199,25 @@ fn progress_bar(cells: usize) -> ProgressBar {
     bar.set_style(style);
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    #[test]
+    fn rounds_alternate_between_forward_and_reverse_order() {
+        assert_eq!(round_order(3, 0), [0, 1, 2]);
+        assert_eq!(round_order(3, 1), [2, 1, 0]);
+        assert_eq!(round_order(3, 2), [0, 1, 2]);
+        // Over any two consecutive rounds, every cell runs once in each half of the pair's positions.
+        let mut positions = [0usize; 3];
+        for round in [4, 5] {
+            for (position, cell) in round_order(3, round).into_iter().enumerate() {
+                positions[cell] += position;
+            }
+        }
+        assert_eq!(positions, [2, 2, 2], "each cell's positions sum to the same total over a pair of rounds");
+        assert!(round_order(0, 1).is_empty());
+    }
 }

@@ -114,6 +114,25 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
 }
 
 #[test]
+fn every_other_round_runs_the_arms_in_reverse_order() {
+    let sandbox = Sandbox::new();
+    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
+    sandbox.write("rigs.toml", config);
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    // Round 2 runs 600 then 200, and a cell's record is written when its last round ends.
+    let order: Vec<_> = records.iter().map(|r| (r.kind, r.variant["sleep_us"].as_i64())).collect();
+    assert_eq!(order, [(Kind::Measurement, Some(600)), (Kind::Measurement, Some(200)), (Kind::Verdict, Some(600))]);
+    assert_eq!(
+        records[2].verdict.as_ref().unwrap().against.as_ref().unwrap()["sleep_us"],
+        200,
+        "still against the first arm"
+    );
+}
+
+#[test]
 fn calibration_records_set_the_threshold_of_later_comparisons() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nparams = { sleep_us = 100 }\n");

@@ -19,6 +19,9 @@ use crate::workloads::{State, Workload, sort};
 pub struct Params {
     workload: Workload,
     spin_rounds: i64,
+    // Read by nobody: it only names an arm.
+    #[allow(dead_code)]
+    replica: i64,
 }
 
 /// The rig.
@@ -40,6 +43,11 @@ impl Rig for Harness {
                 Param::int("spin_rounds", 0)
                     .range(0, 1_000_000_000)
                     .doc("extra dependent arithmetic per iteration: a known, identical slowdown in every process"),
+            )
+            .param(
+                Param::int("replica", 0)
+                    .range(0, 1_000)
+                    .doc("changes nothing: arms that differ only here run identical code (A/A comparisons)"),
             )
             .metric(Metric::iter_time("time"))
     }
