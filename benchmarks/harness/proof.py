@@ -71,15 +71,23 @@ def interleaved(workload, out, name, entries, rounds):
 
 
 def spin_for_five_percent(workload, base_ns, out):
-    """The spin rounds that slow `workload` by 5%, found in place: start at an assumed 1 ns per round, measure
-    the slowdown paired over 20 interleaved rounds, rescale, three times. (The effect is not proportional: a
-    short spin hides in a memory-bound workload's stalls.)"""
-    rounds = max(1, round(0.05 * base_ns))
-    for _ in range(3):
+    """The spin rounds that slow `workload` by 5%, found in place. The effect is not proportional (a short spin
+    hides in a memory-bound workload's stalls, then it climbs steeply), so: double from an assumed 1 ns per
+    round until the slowdown passes 5%, then bisect, each step measured paired over 30 interleaved rounds."""
+
+    def slowdown(rounds):
         arms = ["params = { spin_rounds = 0 }", f"params = {{ spin_rounds = {rounds} }}"]
-        slowdown = interleaved(workload, out, "spin", arms, 20)[0]["verdict"]["ratio"] - 1
-        rounds = max(1, round(rounds * min(4.0, max(0.25, 0.05 / max(slowdown, 1e-9)))))
-    return rounds
+        return interleaved(workload, out, "spin", arms, 30)[0]["verdict"]["ratio"] - 1
+
+    lo, hi = 0, max(1, round(0.05 * base_ns))
+    while slowdown(hi) < 0.05 and hi < 1_000_000_000:
+        lo, hi = hi, hi * 2
+    for _ in range(5):
+        if hi - lo <= 1:
+            break
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if slowdown(mid) < 0.05 else (lo, mid)
+    return hi
 
 
 def half_width(verdict):
