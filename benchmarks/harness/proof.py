@@ -15,6 +15,7 @@ Writes OUT/proof.json and prints the README table.
 
 usage: python3 benchmarks/harness/proof.py [--pairs 5] [--comparisons 100] [--rounds 10]
                                            [--workloads noop,copy64k,sort10k,wal] [--out target/proof]
+       python3 benchmarks/harness/proof.py --table results/harness-proof.json
 """
 import argparse, glob, itertools, json, os, subprocess, sys, time
 
@@ -102,7 +103,11 @@ def main():
     p.add_argument("--out", default=os.path.join(TARGET, "proof"))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--rounds", type=int, default=10, help="interleaved rounds per comparison")
+    p.add_argument("--table", metavar="PROOF_JSON", help="only print the table of an earlier run's proof.json")
     args = p.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            return table(json.load(f), args.rounds)
     os.makedirs(args.out, exist_ok=True)
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
     built = sh(["cargo", "bench", "-p", "rig-harness", "--bench", "criterion", "--no-run", "--message-format=json"], cwd=ROOT)
@@ -137,6 +142,10 @@ def main():
         print(w, json.dumps(row), file=sys.stderr)
     with open(os.path.join(args.out, "proof.json"), "w") as f:
         json.dump(results, f, indent=1)
+    table(results, args.rounds)
+
+
+def table(results, rounds):
     print("| workload | benchhost | Criterion | ratio (median) | benchhost wall to ±1% (stop) | Criterion wall (CI95 ±) "
           "| A/A false alarms (CI95 ±) | spin slowdown: detected | rounds for 95% power |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -148,7 +157,7 @@ def main():
               f"{med(r['bh_wall']):.1f} s ({stops}) | {med(r['cr_wall']):.1f} s (±{100 * med(r['cr_ci']):.2f}%) | "
               f"{alarms}/{aa_n} (±{100 * r['aa_ci_half_width']:.1f}%) | "
               f"+{100 * (r['ab_ratio'] - 1):.1f}%: {r['ab'].get('regressed', 0)}/{ab_n} | "
-              f"{rounds_for_power(r['aa_ci_half_width'], args.rounds)} |")
+              f"{rounds_for_power(r['aa_ci_half_width'], rounds)} |")
 
 
 def rounds_for_power(half_width, rounds, effect=0.05, threshold=0.03):

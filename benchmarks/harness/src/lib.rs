@@ -73,7 +73,7 @@ impl Rig for Harness {
     }
 
     // Inlined into the plugin-api's batch loop, as Criterion's closure is into its own: without it the noop
-    // pays a call and a returned `Result` per iteration (~2 ns here) that Criterion's loop does not.
+    // pays a call and a returned `Result` per iteration (~1 ns here: median 5.0 ns called, 3.7 ns inlined).
     #[inline]
     fn iterate(&mut self) -> Result<(), RigError> {
         let value = match self.workload {
