@@ -122,7 +122,7 @@ pub fn run(
 /// difference between arms; reversing turns it into noise the paired CI sees, and cancels a linear drift over
 /// each pair of rounds.
 pub fn round_order(cells: usize, round: usize) -> Vec<usize> {
-    if round % 2 == 0 { (0..cells).collect() } else { (0..cells).rev().collect() }
+    if round.is_multiple_of(2) { (0..cells).collect() } else { (0..cells).rev().collect() }
 }
 
 /// One child for one cell; its record.
