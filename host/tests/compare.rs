@@ -90,15 +90,20 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no results file or baseline named `nope`"));
 }
 
-#[test]
-fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
+/// The records of `run --rounds ROUNDS` over two arms of the healthy rig (200 and 600 µs per iteration).
+fn two_arms_interleaved(rounds: &str) -> Vec<benchhost::record::Record> {
     let sandbox = Sandbox::new();
     let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
     sandbox.write("rigs.toml", config);
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["run", "--rounds", rounds, "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
     cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    sandbox.records("r.jsonl").0
+}
+
+#[test]
+fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
+    let records = two_arms_interleaved("3");
     let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
     for r in &records[..2] {
@@ -115,13 +120,7 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
 
 #[test]
 fn every_other_round_runs_the_arms_in_reverse_order() {
-    let sandbox = Sandbox::new();
-    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
-    sandbox.write("rigs.toml", config);
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = two_arms_interleaved("2");
     // Round 2 runs 600 then 200, and a cell's record is written when its last round ends.
     let order: Vec<_> = records.iter().map(|r| (r.kind, r.variant["sleep_us"].as_i64())).collect();
     assert_eq!(order, [(Kind::Measurement, Some(600)), (Kind::Measurement, Some(200)), (Kind::Verdict, Some(600))]);
