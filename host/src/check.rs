@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use benchhost_plugin_api::Descriptor;
@@ -17,7 +18,7 @@ use crate::record::{Kind, Record};
 use crate::runner::{self, ChildExecutor};
 
 /// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
-pub fn check(path: &Path, allow_writable: bool) -> Result<ExitCode> {
+pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<ExitCode> {
     let file = path.canonicalize().with_context(|| format!("reading {}", path.display()))?;
     let dir = file.parent().context("the plugin has no parent directory")?.to_path_buf();
     let exe = std::env::current_exe().context("locating the benchhost executable")?;
@@ -45,7 +46,7 @@ pub fn check(path: &Path, allow_writable: bool) -> Result<ExitCode> {
             println!("FAIL {}: {}", descriptor.name, problems.join("; "));
         }
     }
-    let overrides = Overrides { rigs: runnable, quick: true, ..Overrides::default() };
+    let overrides = Overrides { rigs: runnable, quick: true, deadline: Some(deadline), ..Overrides::default() };
     let cells =
         if overrides.rigs.is_empty() { Vec::new() } else { matrix::expand(&Config::empty(), &loader, &overrides)? };
     let work_dir = std::env::temp_dir().join(format!("benchhost-check-{}", std::process::id()));

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::*;
-use crate::config::{parse_duration, parse_fraction};
+use crate::config::{parse_duration, parse_fraction, parse_positive_duration};
 use crate::stats::Sampling;
 use crate::{baseline, compare, provenance, report, runner};
 
@@ -59,6 +59,9 @@ pub(crate) enum Command {
         /// Load it even if others can write its file or directory (unsafe).
         #[arg(long = "allow-writable-plugins")]
         allow_writable_plugins: bool,
+        /// Kill a rig's run after this long, e.g. 30s.
+        #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "2m")]
+        deadline: Duration,
     },
     /// Combine results streams from several machines into OUT: one record per run id, rig, variant and
     /// kind; identical duplicates are dropped and counted, conflicting ones reported (the first is kept).
@@ -133,7 +136,7 @@ pub(crate) struct MatrixArgs {
     #[arg(long)]
     pub(crate) quick: bool,
     /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub(crate) deadline: Option<Duration>,
     /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
     #[arg(long, value_name = "N")]
@@ -145,14 +148,34 @@ pub(crate) struct MatrixArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction)]
     pub(crate) target_ci: Option<f64>,
     /// Sampling time allowed with --target-ci [default: 3 x measurement].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub(crate) budget: Option<Duration>,
+    /// Warm-up time of each cell, e.g. 500ms (overrides rigs.toml for this run).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) warmup: Option<Duration>,
+    /// Sampling time of each iterations-style cell, spread over its samples, e.g. 5s (overrides rigs.toml).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub(crate) measurement: Option<Duration>,
+    /// Samples per iterations-style cell (overrides rigs.toml).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) samples: Option<u32>,
+    /// Runs per run-style cell (overrides rigs.toml).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) repetitions: Option<u32>,
     /// Bootstrap resamples for each CI95 [default: 10000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
     pub(crate) resamples: Option<u32>,
     /// Only this deterministic slice of the matrix: cell k of the whole matrix belongs to shard k mod N + 1.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<crate::shard::Shard>,
+    /// Only the cells whose label (`rig key=value ...`, as `plan` prints it) matches this regular expression,
+    /// as `cargo bench -- FILTER`.
+    #[arg(value_name = "FILTER", value_parser = parse_filter)]
+    pub(crate) filter: Option<regex::Regex>,
+}
+
+fn parse_filter(text: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(text).map_err(|e| format!("not a regular expression: {e}"))
 }
 
 fn parse_sampling(text: &str) -> Result<Sampling, String> {
@@ -266,6 +289,12 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
 
 /// Runs the parsed command line; the exit code is 1 when a cell failed.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if matches!(cli.command, Command::Run(_) | Command::Calibrate(_) | Command::Check { .. }) {
+        // These run cells: a signal must take the running cell down with benchhost, and whatever a cell
+        // leaves behind must come back to benchhost to be killed, not to PID 1.
+        crate::interrupt::install();
+        crate::reaper::become_subreaper();
+    }
     match cli.command {
         Command::List(dirs) => {
             let loader = discover(&dirs, &Default::default(), false)?;
@@ -297,7 +326,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish { args } => crate::delegate::run("publish", &args),
         Command::Query { args } => crate::delegate::run("query", &args),
         Command::Merge { out, inputs } => crate::merge::merge_files(&out, &inputs),
-        Command::Check { path, allow_writable_plugins } => crate::check::check(&path, allow_writable_plugins),
+        Command::Check { path, allow_writable_plugins, deadline } => {
+            crate::check::check(&path, allow_writable_plugins, deadline)
+        }
         Command::NewRig { name, path, api_path, api_version } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let api = crate::scaffold::Api::choose(api_path, api_version);

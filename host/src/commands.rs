@@ -116,10 +116,22 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
         target_ci: args.target_ci,
         budget: args.budget,
         resamples: args.resamples,
+        warmup: args.warmup,
+        measurement: args.measurement,
+        samples: args.samples,
+        repetitions: args.repetitions,
     };
     let mut cells = matrix::expand(&config, &loader, &overrides)?;
+    let in_matrix = cells.len();
     if let Some(shard) = args.shard {
         cells.retain(|cell| shard.contains(cell.index));
+    }
+    // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
+    if let Some(filter) = &args.filter {
+        cells.retain(|cell| filter.is_match(&runner::label(cell)));
+        if cells.is_empty() {
+            bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
+        }
     }
     Ok((loader, cells))
 }

@@ -9,6 +9,11 @@
 //! - `inconclusive`: anything else (the CI straddles the threshold).
 //!
 //! A series present on one side only is `added` or `removed`, never compared with something else.
+//!
+//! The newest record of a series decides, failures included: a series whose newest record on the new side is a
+//! `failure` is `failed` (which fails every gate), never judged by an older good number. Where no ratio can be
+//! formed (a value of zero on either side, a baseline whose newest record failed) the decision is
+//! `undefined`, with the reason.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +40,10 @@ pub enum Decision {
     Added,
     /// Only the old side has the series.
     Removed,
+    /// No ratio can be formed (a zero value, a baseline that failed); the verdict's `reason` says why.
+    Undefined,
+    /// The newest record of the series on the new side is a failure.
+    Failed,
 }
 
 impl Decision {
@@ -47,6 +56,8 @@ impl Decision {
             Decision::Inconclusive => "inconclusive",
             Decision::Added => "added",
             Decision::Removed => "removed",
+            Decision::Undefined => "undefined",
+            Decision::Failed => "failed",
         }
     }
 }
@@ -78,6 +89,9 @@ pub struct Verdict {
     pub threshold: f64,
     /// The outcome.
     pub decision: Decision,
+    /// Why the decision is `undefined` or `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The run a comparison was made against.
@@ -101,10 +115,11 @@ pub fn series(record: &Record) -> SeriesKey {
     (record.bench.clone(), serde_json::to_string(&record.variant).expect("variants serialize"))
 }
 
-/// The newest measurement of every series in `records` (a later line wins a tie).
+/// The newest measurement or failure of every series in `records` (a later line wins a tie). A failure is
+/// kept as the newest record: a series whose last run failed must never be reported with an older number.
 pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
     let mut newest: BTreeMap<SeriesKey, &Record> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.kind == Kind::Measurement) {
+    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
         let slot = newest.entry(series(record)).or_insert(record);
         if record.run.ts_ms >= slot.run.ts_ms {
             *slot = record;
@@ -121,10 +136,18 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
     let (old, new) = (latest(old), latest(new));
     let mut verdicts = Vec::new();
     for (key, after) in &new {
+        if after.kind == Kind::Failure {
+            verdicts.push(one_sided(after, Decision::Failed, threshold(after, ""), run));
+            continue;
+        }
         let Some(before) = old.get(key) else {
             verdicts.push(one_sided(after, Decision::Added, threshold(after, ""), run));
             continue;
         };
+        if before.kind == Kind::Failure {
+            verdicts.push(one_sided(after, Decision::Undefined, threshold(after, ""), run));
+            continue;
+        }
         for (name, metric) in &after.metrics {
             if let Some(base) = before.metrics.get(name) {
                 verdicts.push(judge(after, before, name, base, metric, threshold(after, name), run));
@@ -157,31 +180,56 @@ fn judge(
     threshold: f64,
     run: &RunInfo,
 ) -> Record {
-    let (ratio, ci95) = ratio_ci(old, new);
-    let decision = decide(ci95, new.higher_is_better, threshold);
     let baseline =
         BaselineRef { run_id: before.run.id.clone(), commit: before.run.commit.clone(), ts_ms: before.run.ts_ms };
-    let note = format!(
-        "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against run {} ({}), threshold ±{:.1}%",
-        decision.name(),
-        ci95[0],
-        ci95[1],
+    let against = format!(
+        "against run {} ({})",
         baseline.run_id.as_deref().unwrap_or("?"),
-        baseline.commit.as_deref().unwrap_or("no commit"),
-        threshold * 100.0
+        baseline.commit.as_deref().unwrap_or("no commit")
     );
-    let verdict = Verdict {
+    let mut verdict = Verdict {
         metric: Some(name.to_string()),
         test: TEST.into(),
         baseline: Some(baseline),
         against: None,
-        ratio: Some(ratio),
-        ci95: Some(ci95),
+        ratio: None,
+        ci95: None,
         higher_is_better: Some(new.higher_is_better),
         threshold,
-        decision,
+        decision: Decision::Undefined,
+        reason: None,
     };
+    let (ratio, ci95) = ratio_ci(old, new);
+    if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
+        let note = format!("{name} undefined: {reason} ({against})");
+        verdict.reason = Some(reason);
+        return record(after, verdict, note, run);
+    }
+    verdict.decision = decide(ci95, new.higher_is_better, threshold);
+    let note = format!(
+        "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
+        verdict.decision.name(),
+        ci95[0],
+        ci95[1],
+        threshold * 100.0
+    );
+    (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
     record(after, verdict, note, run)
+}
+
+/// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%
+/// on both sides has no ratio, and `NaN` must never reach a record, whose reader would reject it).
+pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [f64; 2]) -> Option<String> {
+    let zero = |m: &MetricValue| m.value == 0.0;
+    match (zero(old), zero(new)) {
+        (true, true) => Some("both values are 0: a ratio of zero values is undefined".into()),
+        (true, false) => Some(format!("the baseline's value is 0 and the new one {}: no finite ratio", new.value)),
+        (false, true) => Some(format!("the new value is 0 (the baseline's {}): no ratio to judge", old.value)),
+        _ if !(ratio.is_finite() && ci95.iter().all(|b| b.is_finite())) => {
+            Some(format!("the values {} and {} give no finite ratio", old.value, new.value))
+        }
+        _ => None,
+    }
 }
 
 /// The decision for a ratio CI; "worse" is up for lower-is-better metrics and down for higher-is-better.
@@ -200,6 +248,17 @@ pub fn decide([lo, hi]: [f64; 2], higher_is_better: bool, threshold: f64) -> Dec
 }
 
 fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -> Record {
+    let (reason, note) = match decision {
+        Decision::Failed => {
+            let why = side.failure.as_ref().map_or("no reason given".into(), |f| format!("{}: {}", f.cause, f.message));
+            (Some(why.clone()), format!("series failed in its newest run ({why})"))
+        }
+        Decision::Undefined => {
+            let why = "the baseline's newest record of this series is a failure: there is no number to compare with";
+            (Some(why.to_string()), format!("series undefined: {why}"))
+        }
+        _ => (None, format!("series {}: present on one side only", decision.name())),
+    };
     let verdict = Verdict {
         metric: None,
         test: TEST.into(),
@@ -210,8 +269,8 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         higher_is_better: None,
         threshold,
         decision,
+        reason,
     };
-    let note = format!("series {}: present on one side only", decision.name());
     record(side, verdict, note, run)
 }
 

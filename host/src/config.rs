@@ -230,7 +230,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     number.checked_mul(scale).filter(|&n| n > 0).ok_or_else(|| format!("`{text}` is not a usable size"))
 }
 
-/// Parses `"1s"`, `"500ms"`, `"2m"`, `"1.5s"`, `"250us"`, `"100ns"`, `"1h"`.
+/// The longest duration accepted anywhere: what nanoseconds in a `u64` can hold (about 584 years). Plans
+/// carry durations as nanoseconds, and a longer one would wrap.
+pub const MAX_DURATION: Duration = Duration::from_nanos(u64::MAX);
+
+/// Parses `"1s"`, `"500ms"`, `"2m"`, `"1.5s"`, `"250us"`, `"100ns"`, `"1h"`; `"0s"` is zero.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
@@ -245,7 +249,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => 3600.0,
         other => return Err(format!("unknown duration unit `{other}` in `{text}` (use ns, us, ms, s, m or h)")),
     };
-    Ok(Duration::from_secs_f64(value * seconds))
+    match Duration::try_from_secs_f64(value * seconds) {
+        Ok(d) if d <= MAX_DURATION => Ok(d),
+        _ => Err(format!("`{text}` is too long (at most {} hours)", MAX_DURATION.as_secs() / 3600)),
+    }
+}
+
+/// [`parse_duration`], refusing zero: for a deadline, a measurement time or a budget, where zero cannot measure.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        Duration::ZERO => Err(format!("`{text}` is zero: nothing can be measured in no time")),
+        d => Ok(d),
+    }
+}
+
+/// Nanoseconds of a duration no longer than [`MAX_DURATION`].
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -259,6 +279,17 @@ mod tests {
         assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown duration unit"));
         assert!(parse_duration("fast").unwrap_err().contains("not a duration"));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        assert!(parse_positive_duration("0s").unwrap_err().contains("is zero"));
+    }
+
+    #[test]
+    fn an_absurd_duration_is_an_error_not_a_panic() {
+        // regression: `--deadline 99999999999999999999h` panicked in `Duration::from_secs_f64` (exit 101).
+        for text in ["99999999999999999999h", "600000000000h", "18446744074s"] {
+            assert!(parse_duration(text).unwrap_err().contains("too long"), "{text}");
+        }
+        assert_eq!(parse_duration("18446744073s").map(nanos), Ok(18_446_744_073_000_000_000));
     }
 
     #[test]

@@ -39,7 +39,15 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         record.run.profile = profile.clone();
     }
     let failure = match ended_badly(child, &seen, cell.plan.memory_limit) {
-        Some(failure) => Some(failure),
+        Some(mut failure) => {
+            if !child.escaped.is_empty() {
+                failure.message.push_str(&format!("; {}", escape_note(&child.escaped)));
+            }
+            Some(failure)
+        }
+        // A process that left the cell's group ran on beside the measurement, and after it until killed: the
+        // rig broke the contract (stop what you start in teardown), and its numbers may be another's.
+        None if !child.escaped.is_empty() => Some(failure_of("escaped", None, escape_note(&child.escaped))),
         None => {
             record.checks = checks(descriptor, &seen);
             match record.checks.iter().find(|c| !c.ok) {
@@ -69,6 +77,7 @@ struct Seen<'a> {
     plugin: Option<&'a PluginInfo>,
     phase: Option<Phase>,
     warmup: (u64, u64),
+    warmup_counters: Option<&'a Counters>,
     samples: Vec<(u64, u64)>,
     observations: Vec<(&'a Values, &'a Counters)>,
     outcome: Option<&'a BTreeMap<String, u64>>,
@@ -85,6 +94,7 @@ impl<'a> Seen<'a> {
             plugin: None,
             phase: None,
             warmup: (0, 0),
+            warmup_counters: None,
             samples: vec![],
             observations: vec![],
             outcome: None,
@@ -98,7 +108,10 @@ impl<'a> Seen<'a> {
             match message {
                 Message::Plugin { info } => seen.plugin = Some(info),
                 Message::Phase { phase } => seen.phase = Some(*phase),
-                Message::Warmup { iterations, ns } => seen.warmup = (*iterations, *ns),
+                Message::Warmup { iterations, ns, counters } => {
+                    seen.warmup = (*iterations, *ns);
+                    seen.warmup_counters = counters.as_ref();
+                }
                 Message::Sample { iterations, ns } => seen.samples.push((*iterations, *ns)),
                 Message::Observation { metrics, counters, note } => {
                     seen.observations.push((metrics, counters));
@@ -147,6 +160,11 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> 
         )),
         End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
         End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        End::Interrupted(signal) => Some(failure_of(
+            "interrupted",
+            phase.clone(),
+            format!("benchhost was interrupted by {}{where_}", signal_name(*signal)),
+        )),
         // Rust reports a failed allocation on stderr, then aborts; under a memory_limit that is the limit.
         End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("memory allocation of")) => {
             let limit = memory_limit.map(|b| format!(": the memory_limit of {} MiB was reached", b >> 20));
@@ -187,6 +205,14 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> 
     }
 }
 
+fn escape_note(escaped: &[String]) -> String {
+    format!(
+        "{} left the cell's process group (setsid) and outlived the cell; killed: {}",
+        if escaped.len() == 1 { "a process" } else { "processes" },
+        escaped.join(", ")
+    )
+}
+
 fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
     Failure {
         cause: cause.into(),
@@ -204,6 +230,7 @@ fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
     let outcome = seen.outcome.cloned().unwrap_or_default();
     let labels: Vec<String> = (1..=seen.observations.len()).map(|i| format!("repetition {i}")).collect();
     let mut sets = vec![("outcome", &outcome)];
+    sets.extend(seen.warmup_counters.map(|c| ("the warm-up run", c)));
     sets.extend(labels.iter().map(String::as_str).zip(seen.observations.iter().map(|(_, c)| *c)));
     descriptor
         .invariants
@@ -306,6 +333,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,
         page_faults: seen.page_faults,
+        escaped: child.escaped.clone(),
         stats: BTreeMap::new(),
     }
 }

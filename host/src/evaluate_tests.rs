@@ -45,6 +45,7 @@ fn child(messages: Vec<Message>, end: End) -> ChildRun {
         stderr_tail: vec!["last words".into()],
         peak_rss_kib: Some(1234),
         wall: Duration::from_millis(5),
+        escaped: vec![],
     }
 }
 
@@ -147,10 +148,21 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
     assert!(!record.metrics.contains_key("p99_gap"), "absent is not zero");
     assert_eq!(record.note.as_deref(), Some("fed live"), "the rig's note reaches the record");
 
-    let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 9), outcome, Message::Done];
+    let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 9), outcome.clone(), Message::Done];
     let record = evaluate(&cell(), &rig, &child(messages, End::Exited(0)), &run_info(), None);
     assert_eq!(
         record.failure.unwrap().message,
         "consumed == produced violated: consumed = 9, produced = 10 (repetition 2)"
+    );
+
+    // regression: the warm-up run's answer was never checked, so a wrong cold run hid behind right warm ones.
+    let counters = BTreeMap::from([("consumed".to_string(), 7), ("produced".to_string(), 10)]);
+    let warmup = Message::Warmup { iterations: 1, ns: 5, counters: Some(counters) };
+    let messages = vec![plugin(), warmup, obs(10.0, 10), obs(20.0, 10), outcome, Message::Done];
+    let record = evaluate(&cell(), &rig, &child(messages, End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Failure);
+    assert_eq!(
+        record.failure.unwrap().message,
+        "consumed == produced violated: consumed = 7, produced = 10 (the warm-up run)"
     );
 }

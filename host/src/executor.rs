@@ -27,6 +27,8 @@ pub enum End {
     Violation(String),
     /// Could not be started.
     SpawnFailed(String),
+    /// benchhost received this signal (Ctrl-C, SIGTERM) while the child ran; we killed it.
+    Interrupted(i32),
 }
 
 /// Everything the parent saw of one child.
@@ -42,6 +44,9 @@ pub struct ChildRun {
     pub peak_rss_kib: Option<u64>,
     /// Wall time from spawn to exit.
     pub wall: Duration,
+    /// Processes that had left the child's process group (`setsid`) and outlived it, as `pid N (name)`;
+    /// all were killed when the cell ended.
+    pub escaped: Vec<String>,
 }
 
 /// Where a child's stderr goes, and how much of it is kept.
@@ -79,6 +84,8 @@ pub fn run_child(
         Err(e) => return failed_spawn(format!("starting {}: {e}", exe.display())),
     };
     let pid = child.id() as libc::pid_t;
+    crate::reaper::remember(pid);
+    crate::interrupt::enter(pid);
     let task_line = serde_json::to_string(task).expect("tasks serialize") + "\n";
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(task_line.as_bytes());
@@ -106,8 +113,10 @@ pub fn run_child(
         rss: None,
         eof: false,
         drain_until: None,
+        escaped: vec![],
     };
     watch.follow(&rx, start + deadline, on_message);
+    crate::interrupt::leave();
     // Bounded like every other wait: a process that left the cell's group may still hold its stderr open.
     let stderr_tail = tail_rx.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| {
         vec!["[benchhost: stderr still held open by a process outside the cell; tail not collected]".into()]
@@ -121,7 +130,14 @@ pub fn run_child(
             None => End::Deadline,
         }
     };
-    ChildRun { messages: watch.messages, end, stderr_tail, peak_rss_kib: watch.rss, wall: start.elapsed() }
+    ChildRun {
+        messages: watch.messages,
+        end,
+        stderr_tail,
+        peak_rss_kib: watch.rss,
+        wall: start.elapsed(),
+        escaped: watch.escaped,
+    }
 }
 
 struct Watch {
@@ -134,14 +150,24 @@ struct Watch {
     eof: bool,
     /// Once the child exited or was killed: how long to keep listening.
     drain_until: Option<Instant>,
+    /// Processes that had left the child's group, killed when it ended.
+    escaped: Vec<String>,
 }
+
+/// How often the watch looks for a signal that arrived before the handler knew the child's group.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 impl Watch {
     fn follow(&mut self, rx: &mpsc::Receiver<Event>, deadline: Instant, on_message: &mut dyn FnMut(&Message)) {
         while !(self.eof && self.status.is_some()) {
+            if let Some(signal) = crate::interrupt::received().filter(|_| self.status.is_none()) {
+                self.kill(End::Interrupted(signal));
+            }
             let until = self.drain_until.unwrap_or(deadline);
-            let event = match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            let wait = until.saturating_duration_since(Instant::now());
+            let event = match rx.recv_timeout(wait.min(SIGNAL_POLL)) {
                 Ok(event) => event,
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < until => continue,
                 // The deadline passed: kill the group, then give the exit status a bounded time to arrive.
                 Err(_) if self.drain_until.is_none() => {
                     self.kill(End::Deadline);
@@ -158,9 +184,8 @@ impl Watch {
                 Event::Exit { status, peak_rss_kib } => {
                     self.status = Some(status);
                     self.rss = Some(peak_rss_kib);
-                    // Leftover grandchildren die with the cell.
-                    // Safety: signalling our own child's process group.
-                    unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                    // Leftover grandchildren die with the cell, also those that left its process group.
+                    self.escaped = crate::reaper::sweep(self.pid, DRAIN_GRACE);
                     self.drain_until.get_or_insert(Instant::now() + DRAIN_GRACE);
                 }
             }
@@ -227,21 +252,14 @@ const FATAL_REPORTS: [&str; 2] = ["memory allocation of", "has overflowed its st
 /// Copies the child's stderr to `log` (capped) and returns its last lines, led by the runtime's fatal report
 /// if one scrolled out of them.
 fn capture_stderr(mut stderr: impl Read, log: Option<PathBuf>) -> Vec<String> {
-    let mut file = log.and_then(|p| File::create(p).ok());
-    let (mut written, mut tail) = (0u64, VecDeque::with_capacity(TAIL_BYTES));
+    let mut file = CappedLog::new(log.and_then(|p| File::create(p).ok()));
+    let mut tail = VecDeque::with_capacity(TAIL_BYTES);
     let mut chunk = [0u8; 8192];
     while let Ok(n) = stderr.read(&mut chunk) {
         if n == 0 {
             break;
         }
-        if let Some(f) = file.as_mut() {
-            let room = LOG_CAP.saturating_sub(written) as usize;
-            let _ = f.write_all(&chunk[..n.min(room)]);
-            if n > room && room > 0 {
-                let _ = f.write_all(b"\n[benchhost: log truncated at 8 MiB]\n");
-            }
-            written += n as u64;
-        }
+        file.write(&chunk[..n]);
         tail.extend(&chunk[..n]);
         let excess = tail.len().saturating_sub(TAIL_BYTES);
         tail.drain(..excess);
@@ -256,6 +274,35 @@ fn capture_stderr(mut stderr: impl Read, log: Option<PathBuf>) -> Vec<String> {
     last
 }
 
+/// What a cell log says where it was cut.
+const TRUNCATED: &[u8] = b"\n[benchhost: log truncated at 8 MiB]\n";
+
+/// A log that keeps the first [`LOG_CAP`] bytes and then says, once, that it was cut.
+struct CappedLog<W: Write> {
+    out: Option<W>,
+    written: u64,
+    truncated: bool,
+}
+
+impl<W: Write> CappedLog<W> {
+    fn new(out: Option<W>) -> Self {
+        CappedLog { out, written: 0, truncated: false }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let Some(out) = self.out.as_mut().filter(|_| !self.truncated) else { return };
+        let room = LOG_CAP.saturating_sub(self.written) as usize;
+        let kept = bytes.len().min(room);
+        let _ = out.write_all(&bytes[..kept]);
+        self.written += kept as u64;
+        // The marker goes in whenever bytes are dropped, also when the log was full to the byte before.
+        if kept < bytes.len() {
+            let _ = out.write_all(TRUNCATED);
+            self.truncated = true;
+        }
+    }
+}
+
 fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
     let mut status = 0;
     // Safety: rusage is plain old data, filled by the kernel.
@@ -263,6 +310,7 @@ fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
     loop {
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
         if r == pid {
+            crate::reaper::forget(pid);
             break;
         }
         if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
@@ -272,13 +320,15 @@ fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
     let _ = tx.send(Event::Exit { status, peak_rss_kib: usage.ru_maxrss.max(0) as u64 });
 }
 
-fn failed_spawn(why: String) -> ChildRun {
+/// What a child that could not be started leaves: `why`, and nothing else.
+pub fn failed_spawn(why: String) -> ChildRun {
     ChildRun {
         messages: vec![],
         end: End::SpawnFailed(why),
         stderr_tail: vec![],
         peak_rss_kib: None,
         wall: Duration::ZERO,
+        escaped: vec![],
     }
 }
 
@@ -301,4 +351,32 @@ pub fn signal_name(signal: i32) -> String {
         _ => return format!("signal {signal}"),
     };
     name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_cut_exactly_at_the_cap_still_says_it_was_cut() {
+        // regression: `if n > room && room > 0` skipped the marker when a chunk ended exactly at 8 MiB.
+        let mut log = CappedLog::new(Some(Vec::new()));
+        for _ in 0..LOG_CAP / 8192 {
+            log.write(&[b'x'; 8192]);
+        }
+        assert_eq!(log.out.as_ref().unwrap().len() as u64, LOG_CAP, "full, nothing dropped yet, no marker");
+        log.write(b"one more line\n");
+        log.write(b"and another\n");
+        let text = log.out.unwrap();
+        assert_eq!(&text[LOG_CAP as usize..], TRUNCATED, "the marker, once, after the cap");
+    }
+
+    #[test]
+    fn a_chunk_that_crosses_the_cap_is_cut_and_marked() {
+        let mut log = CappedLog::new(Some(Vec::new()));
+        log.write(&vec![b'y'; LOG_CAP as usize - 3]);
+        log.write(b"abcdef");
+        let text = log.out.unwrap();
+        assert!(text.ends_with(&[b"abc".as_slice(), TRUNCATED].concat()));
+    }
 }

@@ -28,27 +28,40 @@ fn series_names_are_stable_and_hold_every_variant_key() {
 }
 
 #[test]
-fn markdown_shows_the_newest_run_against_the_previous_one() {
+fn markdown_shows_the_newest_run_against_the_previous_one_and_a_newest_failure_as_such() {
     let md = markdown(&stream(), 0.03);
-    let expected = "## kafka_topology\n\n| Benchmark | Estimate | vs previous run |\n|---|---|---|\n\
-| kafka_topology/mode=perthread/threads=4/p99_gap_us | 12.50 µs | +0.0% (no_change) |\n\
-| kafka_topology/mode=perthread/threads=4/records_per_s | 80000 records/s ±1.2% | -20.0% (regressed) |\n\
-| kafka_topology/mode=split/threads=4/p99_gap_us | 12.50 µs | first run |\n\
-| kafka_topology/mode=split/threads=4/records_per_s | 50000 records/s ±2.0% | first run |\n\n";
+    // regression: the split series' newest run failed, and the report showed its older good number as "first run".
+    let expected = "## kafka_topology\n\nFixed: threads=4\n\n| Benchmark | Estimate | vs previous run |\n|---|---|---|\n\
+| kafka_topology/mode=perthread/p99_gap_us | 12.50 µs | +0.0% (no_change) |\n\
+| kafka_topology/mode=perthread/records_per_s | 80000 records/s ±1.2% | -20.0% (regressed) |\n\
+| kafka_topology/mode=split | FAILED (panic): x | newest run failed |\n\n";
     assert_eq!(md, expected);
 }
 
 #[test]
-fn csv_has_one_row_per_measurement_and_metric_and_quotes_what_needs_it() {
+fn markdown_cells_cannot_break_the_table() {
+    let mut records = stream();
+    records.truncate(1);
+    records[0].variant.insert("codec".into(), serde_json::json!("a|b"));
+    let md = markdown(&records, 0.03);
+    assert!(md.contains("Fixed: codec=a\\|b mode=perthread threads=4"), "{md}");
+    assert!(md.lines().filter(|l| l.starts_with("| kafka")).all(|l| l.matches(" | ").count() == 2), "{md}");
+}
+
+#[test]
+fn csv_has_one_row_per_measurement_and_metric_and_one_per_failure() {
     let text = csv(&stream());
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1 + 6, "three measurements x two metrics, the failure left out");
+    assert_eq!(lines.len(), 1 + 6 + 1, "three measurements x two metrics, and the failure");
     assert_eq!(
         lines[1],
-        "kafka_topology,kafka_topology/mode=perthread/threads=4,p99_gap_us,12.5,us,false,,,,a,00000000000a,1"
+        "kafka_topology,kafka_topology/mode=perthread/threads=4,p99_gap_us,12.5,us,false,,,,a,00000000000a,1,"
     );
-    assert_eq!(csv_field("a,b"), "\"a,b\"");
-    assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    assert_eq!(lines[7], "kafka_topology,kafka_topology/mode=split/threads=4,,,,,,,,,,3,panic: x");
+    // regression: a `\r` in a field was not quoted.
+    let mut records = stream();
+    records[3].failure.as_mut().unwrap().message = "line one\rline \"two\"".into();
+    assert!(csv(&records).contains("\"panic: line one\rline \"\"two\"\"\"\n"), "{}", csv(&records));
 }
 
 #[test]
@@ -56,9 +69,9 @@ fn gab_splits_by_direction_and_bmf_nests_measures() {
     let (smaller, bigger) = gab(&stream());
     let smaller: Vec<serde_json::Value> = serde_json::from_str(&smaller).unwrap();
     let bigger: Vec<serde_json::Value> = serde_json::from_str(&bigger).unwrap();
-    assert_eq!(smaller.len(), 2);
     assert!(smaller.iter().all(|e| e["name"].as_str().unwrap().ends_with("/p99_gap_us")));
-    assert_eq!(bigger.len(), 2);
+    assert_eq!(smaller.len(), 1, "the split series' newest run failed: left out, not its older number");
+    assert_eq!(bigger.len(), 1);
     let perthread =
         bigger.iter().find(|e| e["name"] == "kafka_topology/mode=perthread/threads=4/records_per_s").unwrap();
     assert_eq!((perthread["value"].as_f64(), perthread["range"].as_str()), (Some(80_000.0), Some("±1000")));
@@ -68,5 +81,7 @@ fn gab_splits_by_direction_and_bmf_nests_measures() {
         (m["value"].as_f64(), m["lower_value"].as_f64(), m["upper_value"].as_f64()),
         (Some(80_000.0), Some(79_000.0), Some(81_000.0))
     );
-    assert!(bmf["kafka_topology/mode=split/threads=4"]["p99_gap_us"]["lower_value"].is_null(), "no CI, no bounds");
+    assert!(bmf["kafka_topology/mode=perthread/threads=4"]["p99_gap_us"]["lower_value"].is_null(), "no CI, no bounds");
+    assert!(bmf.get("kafka_topology/mode=split/threads=4").is_none(), "a failed newest run is not published");
+    assert_eq!(failed_series(&stream()), ["kafka_topology/mode=split/threads=4"]);
 }

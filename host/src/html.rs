@@ -19,11 +19,14 @@ const PALETTE: [&str; 8] = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951
 
 /// The page for `records`.
 pub fn page(records: &[Record]) -> String {
+    // A series whose newest run failed is listed at the top instead of charted with an older number.
+    let latest = compare::latest(records);
+    let failed = |r: &Record| latest.get(&compare::series(r)).is_some_and(|l| l.kind == Kind::Failure);
     let mut by_bench: BTreeMap<&str, BTreeMap<SeriesKey, Vec<&Record>>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.kind == Kind::Measurement) {
+    for r in records.iter().filter(|r| r.kind == Kind::Measurement && !failed(r)) {
         by_bench.entry(&r.bench).or_default().entry(compare::series(r)).or_default().push(r);
     }
-    let mut body = String::new();
+    let mut body = failures(records);
     for (bench, series) in &by_bench {
         let mut series: Vec<Vec<&Record>> = series.values().cloned().collect();
         for runs in &mut series {
@@ -46,6 +49,26 @@ pub fn page(records: &[Record]) -> String {
 body{{font:14px system-ui,sans-serif;margin:2em;color:#222}} figure{{margin:1em 0 2em}} \
 figcaption{{font-size:12px;color:#555}} svg text{{font:11px system-ui,sans-serif}} ol{{font-size:13px}}\
 </style></head><body><h1>benchhost report</h1>\n{body}</body></html>\n"
+    )
+}
+
+/// A list of the series whose newest record is a failure, first on the page: a chart of an older number
+/// would hide it.
+fn failures(records: &[Record]) -> String {
+    let failed: Vec<&Record> = compare::latest(records).into_values().filter(|r| r.kind == Kind::Failure).collect();
+    if failed.is_empty() {
+        return String::new();
+    }
+    let items: String = failed
+        .iter()
+        .map(|r| {
+            let name = crate::export::series_name(r);
+            format!("<li><b>{}</b>: {}</li>", esc(&name), esc(&crate::export::failure_text(r)))
+        })
+        .collect();
+    format!(
+        "<section class=\"failures\"><h2>Failed in their newest run ({})</h2><ul>{items}</ul></section>\n",
+        failed.len()
     )
 }
 
@@ -257,5 +280,17 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 2, "bars and a trend");
         assert_eq!(html.matches("<polyline").count(), 2);
         assert!(!html.contains("<script"), "self-contained and static");
+        assert!(!html.contains("Failed in their newest run"));
+
+        // regression: a series whose newest run failed was charted with its older number, the failure unsaid.
+        let mut failed = records[1].clone();
+        failed.kind = Kind::Failure;
+        failed.metrics.clear();
+        failed.run.ts_ms += 1;
+        failed.failure =
+            serde_json::from_str(r#"{"cause":"invariant","message":"consumed == produced violated"}"#).ok();
+        let html = page(&[records[0].clone(), records[1].clone(), failed]);
+        assert!(html.contains("Failed in their newest run (1)") && html.contains("FAILED (invariant): consumed =="));
+        assert_eq!(html.matches("<rect").count(), 1, "only the series that did not fail is charted");
     }
 }

@@ -204,6 +204,7 @@ fn probe(exe: &Path, path: &Path) -> Result<PluginInfo, String> {
         End::Exited(code) => format!("loading it exited the process (code {code})"),
         End::Violation(why) => format!("protocol violation while probing: {why}"),
         End::SpawnFailed(why) => why,
+        End::Interrupted(s) => format!("probing was interrupted by {}", signal_name(s)),
     })
 }
 

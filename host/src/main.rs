@@ -9,10 +9,17 @@ fn main() -> ExitCode {
     match benchhost::cli::run(cli) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(2)
-        }
+        Err(err) => match err.downcast_ref::<benchhost::interrupt::Interrupted>() {
+            // Ctrl-C or SIGTERM: say which cell was cut, and exit as a signal would (130, 143).
+            Some(stop) => {
+                eprintln!("{stop}");
+                ExitCode::from(stop.exit_code())
+            }
+            None => {
+                eprintln!("error: {err:#}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

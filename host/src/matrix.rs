@@ -78,6 +78,14 @@ pub struct Overrides {
     pub budget: Option<Duration>,
     /// `--resamples`.
     pub resamples: Option<u32>,
+    /// `--warmup`.
+    pub warmup: Option<Duration>,
+    /// `--measurement`.
+    pub measurement: Option<Duration>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--repetitions`.
+    pub repetitions: Option<u32>,
 }
 
 /// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.
@@ -97,22 +105,19 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
     let sets = parse_sets(&overrides.sets, config)?;
     let selected = select(config, catalog, overrides)?;
     check_sets_apply(&sets, &selected, config)?;
-    let max_cells = match (&overrides.max_cells, &config.defaults.max_cells) {
-        (Some(cli), _) => *cli,
-        (None, Some(file)) => *file.get_ref(),
-        (None, None) => DEFAULT_MAX_CELLS,
-    };
+    let max_cells = max_cells(config, overrides)?;
     let mut cells = Vec::new();
     for (rig, entry, descriptor) in selected {
         let points = points(config, &rig, entry, descriptor, &sets, overrides.quick)?;
-        if (cells.len() + points.len()) as u64 > max_cells {
-            return Err(config.error_at(
-                0,
-                format!(
-                    "the matrix has over {max_cells} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`",
+        if (cells.len() + points.len()) as u64 > max_cells.limit {
+            return Err(ConfigError {
+                location: max_cells.location.clone(),
+                message: format!(
+                    "the matrix has over {} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`",
+                    max_cells.limit,
                     points.len()
                 ),
-            ));
+            });
         }
         let (plan, deadline) = crate::settings::resolve(config, entry, overrides)?;
         for params in points {
@@ -120,6 +125,24 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
         }
     }
     Ok(cells)
+}
+
+/// The largest matrix accepted, and where that limit was set (for errors).
+struct MaxCells {
+    limit: u64,
+    location: String,
+}
+
+fn max_cells(config: &Config, overrides: &Overrides) -> Result<MaxCells, ConfigError> {
+    let (limit, location) = match (&overrides.max_cells, &config.defaults.max_cells) {
+        (Some(cli), _) => (*cli, "--max-cells".to_string()),
+        (None, Some(file)) => (*file.get_ref(), config.error_at(file.span().start, "").location),
+        (None, None) => (DEFAULT_MAX_CELLS, "the default max_cells".to_string()),
+    };
+    if limit == 0 {
+        return Err(ConfigError { location, message: "max_cells must be at least 1".into() });
+    }
+    Ok(MaxCells { limit, location })
 }
 
 type Selected<'a> = Vec<(String, Option<&'a RigEntry>, &'a Descriptor)>;
@@ -292,6 +315,10 @@ pub fn check_value(rig: &str, param: &Param, value: &toml::Value) -> Result<Valu
     let json = match (param.ty, value) {
         (ParamType::Int, toml::Value::Integer(i)) => Value::from(*i),
         (ParamType::Float, toml::Value::Integer(i)) => Value::from(*i as f64),
+        // NaN and infinity pass every range check and become `null` in a record: refuse them here.
+        (ParamType::Float, toml::Value::Float(f)) if !f.is_finite() => {
+            return Err(format!("`{name} = {f}` of rig `{rig}` is not a finite number"));
+        }
         (ParamType::Float, toml::Value::Float(f)) => Value::from(*f),
         (ParamType::Bool, toml::Value::Boolean(b)) => Value::from(*b),
         (ParamType::String, toml::Value::String(s)) => Value::from(s.as_str()),
@@ -341,13 +368,23 @@ fn parse_sets(sets: &[(String, String)], _config: &Config) -> Result<Vec<(String
     sets.iter()
         .map(|(key, text)| {
             // `--set rows=10000` is an integer and `--set compression=lz4` a string: parse as TOML, else text.
-            let value = toml::from_str::<toml::Table>(&format!("v = {text}"))
-                .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(text.clone()));
-            Ok((key.clone(), value))
+            let value = toml::from_str::<toml::Table>(&format!("v = {text}")).ok().and_then(|mut t| t.remove("v"));
+            match value {
+                Some(value) => Ok((key.clone(), value)),
+                // Digits TOML refused are an integer out of range, not a string.
+                None if looks_like_integer(text) => Err(ConfigError {
+                    location: "--set".into(),
+                    message: format!("`{key}={text}`: {text} is out of range for an integer (at most {})", i64::MAX),
+                }),
+                None => Ok((key.clone(), toml::Value::String(text.clone()))),
+            }
         })
         .collect()
+}
+
+fn looks_like_integer(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['+', '-']);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
 fn check_sets_apply(

@@ -217,3 +217,74 @@ fn aliases_and_repeated_tables_of_one_rig() {
     assert_eq!(shown, [(json!(7), json!("zstd")), (json!(1000), json!("lz4")), (json!(1000), json!("none"))]);
     assert!(!cells[0].params.contains_key("row_count"), "records use the canonical name");
 }
+
+#[test]
+fn nan_and_infinity_are_config_errors_before_anything_runs() {
+    // regression: `--set ratio=nan` and `ratio = inf` passed validation and showed as `ratio=null`.
+    for text in ["nan", "inf", "-inf"] {
+        let set = Overrides { sets: vec![("ratio".into(), text.into())], ..Overrides::default() };
+        let e = expand_text("[rig.kafka_topology]\n", &set).unwrap_err();
+        assert!(
+            e.starts_with("--set: `ratio = ") && e.ends_with("of rig `kafka_topology` is not a finite number"),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        err("[rig.kafka_topology]\nparams = { ratio = inf }\n"),
+        "rigs.toml:2:20: `ratio = inf` of rig `kafka_topology` is not a finite number"
+    );
+}
+
+#[test]
+fn an_integer_too_large_is_out_of_range_not_a_string() {
+    // regression: `--set threads=99999999999999999999` said "takes an integer, not string".
+    let set = Overrides { sets: vec![("threads".into(), "99999999999999999999".into())], ..Overrides::default() };
+    assert_eq!(
+        expand_text("[rig.kafka_topology]\n", &set).unwrap_err(),
+        "--set: `threads=99999999999999999999`: 99999999999999999999 is out of range for an integer (at most \
+         9223372036854775807)"
+    );
+}
+
+#[test]
+fn zero_durations_that_cannot_measure_are_refused_where_they_are_written() {
+    // regression: `measurement = "0s"` gave samples of one iteration (the noop read 105 ns, not 26), and a zero
+    // deadline failed every cell.
+    assert_eq!(
+        err("[defaults]\nmeasurement = \"0s\"\n[rig.wal]\n"),
+        "rigs.toml:2:15: `0s` is zero: nothing can be measured in no time"
+    );
+    assert_eq!(
+        err("[rig.wal]\ndeadline = \"0ms\"\n"),
+        "rigs.toml:2:12: `0ms` is zero: nothing can be measured in no time"
+    );
+    assert!(err("[rig.wal]\ndeadline = \"99999999999999999999h\"\n").contains("is too long"));
+    let cells = expand_text("[rig.wal]\nwarmup = \"0s\"\n", &Overrides::default()).unwrap();
+    assert_eq!(cells[0].plan.warmup_ns, 0, "no warm-up is a choice, not an error");
+}
+
+#[test]
+fn the_command_line_measurement_settings_override_the_file_and_quick() {
+    let overrides = Overrides {
+        quick: true,
+        warmup: Some(Duration::from_millis(7)),
+        measurement: Some(Duration::from_secs(2)),
+        samples: Some(20),
+        repetitions: Some(9),
+        ..Overrides::default()
+    };
+    let cells = expand_text("[defaults]\nsamples = 50\n[rig.wal]\n", &overrides).unwrap();
+    let plan = cells[0].plan;
+    assert_eq!((plan.warmup_ns, plan.samples, plan.sample_ns, plan.repetitions), (7_000_000, 20, 100_000_000, 9));
+}
+
+#[test]
+fn a_cell_limit_of_zero_is_refused_where_it_was_set() {
+    // regression: `--max-cells 0` was reported at `rigs.toml:1:1`.
+    let zero = Overrides { max_cells: Some(0), ..Overrides::default() };
+    assert_eq!(expand_text("[rig.wal]\n", &zero).unwrap_err(), "--max-cells: max_cells must be at least 1");
+    let one = Overrides { max_cells: Some(1), ..Overrides::default() };
+    let two = "[rig.wal]\nmatrix = { rows = [1, 2] }\n";
+    assert!(expand_text(two, &one).unwrap_err().starts_with("--max-cells: the matrix has over 1 cells"));
+    assert!(err(&format!("[defaults]\nmax_cells = 1\n{two}")).starts_with("rigs.toml:2:13: the matrix has over 1"));
+}

@@ -35,14 +35,14 @@ fn identity(record: &Record) -> Identity {
     (record.run.id.clone(), record.bench.clone(), kind, variant, metrics)
 }
 
-/// Merges `sources` (place, record) into the records to keep.
-pub fn merge(sources: impl IntoIterator<Item = (String, Record)>) -> (Vec<Record>, Merged) {
-    let mut seen: BTreeMap<Identity, (String, serde_json::Value)> = BTreeMap::new();
+/// Merges `sources` (place, record): the indices of the records to keep, in first-seen order.
+pub fn merge(sources: &[(String, Record)]) -> (Vec<usize>, Merged) {
+    let mut seen: BTreeMap<Identity, (&str, serde_json::Value)> = BTreeMap::new();
     let mut kept = Vec::new();
     let mut merged = Merged::default();
-    for (place, record) in sources {
-        let json = serde_json::to_value(&record).unwrap_or_default();
-        match seen.get(&identity(&record)) {
+    for (i, (place, record)) in sources.iter().enumerate() {
+        let json = serde_json::to_value(record).unwrap_or_default();
+        match seen.get(&identity(record)) {
             Some((_, first)) if *first == json => merged.duplicates += 1,
             Some((first_place, _)) => merged.conflicts.push(format!(
                 "{place}: {} {} of run {} differs from the one at {first_place}; kept that one",
@@ -51,8 +51,8 @@ pub fn merge(sources: impl IntoIterator<Item = (String, Record)>) -> (Vec<Record
                 record.run.id.as_deref().unwrap_or("(no id)")
             )),
             None => {
-                seen.insert(identity(&record), (place, json));
-                kept.push(record);
+                seen.insert(identity(record), (place, json));
+                kept.push(i);
             }
         }
     }
@@ -65,33 +65,35 @@ pub fn merge(sources: impl IntoIterator<Item = (String, Record)>) -> (Vec<Record
 pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<ExitCode> {
     let mut sources = Vec::new();
     let mut problems = Vec::new();
-    let mut already = 0;
+    // Sources before this index are OUT's own records: kept or not, they are never written again.
+    let mut in_out = 0;
     for path in std::iter::once(out).filter(|p| p.exists()).chain(inputs.iter().map(PathBuf::as_path)) {
         let stream = reader::read(path)?;
-        if path == out {
-            already = stream.records.len();
-        }
         problems.extend(stream.problems);
         sources.extend(stream.records.into_iter().map(|(line, r)| (format!("{}:{line}", path.display()), r)));
+        if path == out {
+            in_out = sources.len();
+        }
     }
-    let (records, merged) = merge(sources);
+    let (kept, merged) = merge(&sources);
+    let added: Vec<&Record> = kept.iter().filter(|&&i| i >= in_out).map(|&i| &sources[i].1).collect();
     let mut sink = crate::sink::Sink::open(out)?;
-    for record in records.iter().skip(already) {
+    for record in &added {
         sink.append(record)?;
     }
     sink.sync()?;
     for line in problems.iter().chain(&merged.conflicts) {
         eprintln!("{line}");
     }
-    println!(
-        "{} records in {} ({} added), {} identical duplicates dropped, {} conflicts, {} unreadable lines",
+    crate::commands::print(&format!(
+        "{} records in {} ({} added), {} identical duplicates dropped, {} conflicts, {} unreadable lines\n",
         merged.kept,
         out.display(),
-        merged.kept - already,
+        added.len(),
         merged.duplicates,
         merged.conflicts.len(),
         problems.len()
-    );
+    ))?;
     Ok(if merged.conflicts.is_empty() && problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -115,10 +117,28 @@ mod tests {
         let conflicting = record("run-1", "wal", 1000, 9.0);
         let sources = [("s1:1", &a), ("s2:1", &b), ("s2:2", &a), ("s3:1", &other_run), ("s3:2", &conflicting)]
             .map(|(p, r)| (p.to_string(), r.clone()));
-        let (kept, merged) = merge(sources);
-        assert_eq!(kept, [a, b, other_run]);
+        let (kept, merged) = merge(&sources);
+        let kept: Vec<&Record> = kept.iter().map(|&i| &sources[i].1).collect();
+        assert_eq!(kept, [&a, &b, &other_run]);
         assert_eq!((merged.kept, merged.duplicates), (3, 1));
         assert_eq!(merged.conflicts.len(), 1);
         assert!(merged.conflicts[0].starts_with("s3:2: wal {\"rows\":1000} of run run-1 differs from the one at s1:1"));
+    }
+
+    #[test]
+    fn records_new_to_out_are_all_written_when_out_holds_a_duplicate() {
+        // regression: `skip(already)` counted OUT's duplicate as kept, so one new record was never written
+        // ("3 records (1 added)"), and a second merge said 0 added.
+        let dir = tempfile::tempdir().unwrap();
+        let (out, input) = (dir.path().join("out.jsonl"), dir.path().join("in.jsonl"));
+        let a = record("run-1", "wal", 1, 1.0);
+        let (b, c) = (record("run-1", "wal", 2, 2.0), record("run-1", "wal", 3, 3.0));
+        std::fs::write(&out, format!("{}\n{}\n", a.to_line(), a.to_line())).unwrap();
+        std::fs::write(&input, format!("{}\n{}\n", b.to_line(), c.to_line())).unwrap();
+        merge_files(&out, std::slice::from_ref(&input)).unwrap();
+        let written: Vec<Record> = reader::read(&out).unwrap().records.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(written, [a.clone(), a, b, c], "both new records are appended once, OUT is left as it was");
+        merge_files(&out, &[input]).unwrap();
+        assert_eq!(reader::read(&out).unwrap().records.len(), 4, "merging again adds nothing");
     }
 }

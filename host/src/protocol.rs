@@ -152,6 +152,10 @@ pub enum Message {
         iterations: u64,
         /// Time spent in timed batches.
         ns: u64,
+        /// Run style: the counters of the warm-up run, checked like every repetition's (its numbers are
+        /// discarded, its answer is not: a wrong cold answer is a failure).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counters: Option<BTreeMap<String, u64>>,
     },
     /// Sampling ended, and why: `samples` (the planned count), `target` (the CI target was met) or `budget`.
     Stopped {

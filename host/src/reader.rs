@@ -53,9 +53,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
             }
             None => bail!("{name}:{line_no}: not a benchhost record (no numeric `schema` field)"),
         }
-        let record: Record =
-            serde_json::from_value(value).with_context(|| format!("{name}:{line_no}: invalid schema-1 record"))?;
-        stream.records.push((line_no, record));
+        // A schema-1 line this build cannot take (a field of the wrong type, such as the `null` an older
+        // benchhost wrote for a NaN ratio) costs that line only: one warning, the rest of the stream is read.
+        match serde_json::from_value::<Record>(value) {
+            Ok(record) => stream.records.push((line_no, record)),
+            Err(e) => stream.problems.push(format!("{name}:{line_no}: invalid schema-1 record skipped ({e})")),
+        }
     }
     Ok(stream)
 }
@@ -89,6 +92,18 @@ mod tests {
         let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
         assert_eq!(stream.records.len(), 1);
         assert!(stream.problems.is_empty());
+    }
+
+    #[test]
+    fn a_record_with_a_null_where_a_number_belongs_costs_one_warning_not_the_file() {
+        // regression: a verdict whose ratio was NaN was written as `"ci95":[null,null]`, and from then on every
+        // command failed on the whole file with `invalid type: null, expected f64`.
+        let verdict = GOOD.replace(r#""variant""#, r#""verdict":{"test":"t","ratio":null,"ci95":[null,null],"threshold":0.03,"decision":"inconclusive"},"variant""#);
+        let text = format!("{GOOD}\n{verdict}\n{GOOD}\n");
+        let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
+        assert_eq!(stream.records.len(), 2);
+        assert_eq!(stream.problems.len(), 1);
+        assert!(stream.problems[0].starts_with("r.jsonl:2: invalid schema-1 record skipped"), "{:?}", stream.problems);
     }
 
     #[test]

@@ -163,6 +163,10 @@ pub struct CellInfo {
     /// test maps fresh memory every time (the child's heap is settled, see `heap.rs`, so that is the code's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_faults: Option<u64>,
+    /// Processes that left the cell's process group (`setsid`) and outlived its child, as `pid N (name)`;
+    /// benchhost killed them when the cell ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escaped: Vec<String>,
     /// Per metric: mean, stddev, min, max and median over the samples or repetitions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, crate::stats::Summary>,
@@ -183,7 +187,8 @@ pub struct Check {
 /// Why a cell did not complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
-    /// `rig_error`, `verification`, `panic`, `invariant`, `signal`, `exit`, `deadline`, `protocol`, `spawn`.
+    /// `rig_error`, `verification`, `panic`, `invariant`, `signal`, `exit`, `deadline`, `protocol`, `spawn`,
+    /// `out_of_memory`, `stack_overflow`, `metrics`, `escaped` (a process left the cell's group and outlived it).
     pub cause: String,
     /// The phase the cell was in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +216,28 @@ impl Record {
     /// The record as one line, without the newline.
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("records serialize")
+    }
+
+    /// The record as one line that this build's reader accepts, or why not. serde_json writes a NaN or an
+    /// infinity as `null`, which no `f64` field reads back: such a record must never reach a stream.
+    pub fn readable_line(&self) -> Result<String, String> {
+        let line = self.to_line();
+        match serde_json::from_str::<Record>(&line) {
+            Ok(_) => Ok(line),
+            Err(e) => Err(format!(
+                "the {} record of `{}` would not read back ({e}): {line}",
+                kind_name(self.kind),
+                self.bench
+            )),
+        }
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Measurement => "measurement",
+        Kind::Verdict => "verdict",
+        Kind::Failure => "failure",
     }
 }
 

@@ -1,5 +1,6 @@
 //! Text for people: the table after a run, `benchhost show`, `benchhost list`. Formats only; measures nothing.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
@@ -14,25 +15,27 @@ pub fn records_table(records: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["#", "bench", "variant", "result"]);
+    let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, record) in records.iter().enumerate() {
-        let same_bench: Vec<&&Record> = records.iter().filter(|r| r.bench == record.bench).collect();
-        let varies = |key: &String| {
-            same_bench.len() == 1 || same_bench.iter().any(|r| r.variant.get(key) != record.variant.get(key))
-        };
-        let variant: Vec<String> =
-            record.variant.iter().filter(|(k, _)| varies(k)).map(|(k, v)| format!("{k}={}", plain(v))).collect();
-        table.add_row([(i + 1).to_string(), record.bench.clone(), variant.join(" "), result(record)]);
+        by_bench.entry(&record.bench).or_default().push(i);
+    }
+    let mut shown = vec![String::new(); records.len()];
+    for rows in by_bench.values() {
+        let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
+        let (fixed, names) = crate::export::short_names(&variants);
+        for (&i, name) in rows.iter().zip(names) {
+            shown[i] = if rows.len() == 1 { fixed.clone() } else { name.replace('/', " ") };
+        }
+    }
+    for (i, (record, variant)) in records.iter().zip(shown).enumerate() {
+        table.add_row([(i + 1).to_string(), record.bench.clone(), variant, result(record)]);
     }
     table.to_string()
 }
 
 fn result(record: &Record) -> String {
     match record.kind {
-        Kind::Failure => {
-            let f = record.failure.as_ref();
-            let cause = f.map_or("unknown", |f| f.cause.as_str());
-            format!("FAILED ({cause}): {}", f.map_or("", |f| f.message.as_str()))
-        }
+        Kind::Failure => crate::export::failure_text(record),
         Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
         Kind::Measurement => {
             let metrics: Vec<String> = record.metrics.iter().map(|(name, m)| format!("{name} {}", metric(m))).collect();

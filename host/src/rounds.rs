@@ -97,35 +97,44 @@ fn pair(
             .filter_map(|(a, b)| Some((a.metrics.get(name)?.value / b.metrics.get(name)?.value).ln()))
             .filter(|l| l.is_finite())
             .collect();
-        let Some(summary) = Summary::of(&logs) else { continue };
-        let ci = stats::mean_ci95(&logs).map_or([f64::NAN; 2], |[lo, hi]| [lo.exp(), hi.exp()]);
-        let ratio = summary.mean.exp();
         let threshold = threshold(first, name);
-        let decision = if ci[0].is_nan() {
-            Decision::Inconclusive
-        } else {
-            compare::decide(ci, metric.higher_is_better, threshold)
-        };
-        let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let note = format!(
-            "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
-            decision.name(),
-            ci[0],
-            ci[1],
-            label.join(" "),
-            logs.len(),
-            threshold * 100.0
-        );
-        let verdict = Verdict {
+        let mut verdict = Verdict {
             metric: Some(name.clone()),
             test: test.into(),
             baseline: None,
             against: Some(against.clone()),
-            ratio: Some(ratio),
-            ci95: Some(ci),
+            ratio: None,
+            ci95: None,
             higher_is_better: Some(metric.higher_is_better),
             threshold,
-            decision,
+            decision: Decision::Undefined,
+            reason: None,
+        };
+        let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let note = match Summary::of(&logs) {
+            // Zero values on either side give no ratio: say so rather than write NaN, which no reader accepts.
+            None => {
+                let why = "no round gave a finite ratio (a value of 0 on one side or both)".to_string();
+                verdict.reason = Some(why.clone());
+                format!("{name} undefined: {why}")
+            }
+            Some(summary) => {
+                let ratio = summary.mean.exp();
+                let ci = stats::mean_ci95(&logs).map(|[lo, hi]| [lo.exp(), hi.exp()]);
+                verdict.decision = match ci {
+                    Some(ci) => compare::decide(ci, metric.higher_is_better, threshold),
+                    None => Decision::Inconclusive,
+                };
+                (verdict.ratio, verdict.ci95) = (Some(ratio), ci);
+                let [lo, hi] = ci.unwrap_or([f64::NAN; 2]);
+                format!(
+                    "{name} {}: x{ratio:.4} [{lo:.4}, {hi:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
+                    verdict.decision.name(),
+                    label.join(" "),
+                    logs.len(),
+                    threshold * 100.0
+                )
+            }
         };
         verdicts.push(Record {
             schema: SCHEMA,

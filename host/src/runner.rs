@@ -8,7 +8,7 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::evaluate::evaluate;
-use crate::executor::{ChildRun, End, run_child};
+use crate::executor::{ChildRun, failed_spawn, run_child};
 use crate::loader::Loader;
 use crate::matrix::{Catalog, Cell};
 use crate::protocol::{CellTask, Message, Phase, Task};
@@ -84,6 +84,7 @@ pub fn run(
     let progress = progress_bar(cells.len() * rounds);
     let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
     let mut records = vec![None; cells.len()];
+    let mut written = 0;
     for round in 0..rounds {
         for i in round_order(cells.len(), round) {
             let (cell, done) = (&cells[i], &mut per_cell[i]);
@@ -96,15 +97,33 @@ pub fn run(
                 } else {
                     format!("cell-{:03}", cell.index)
                 };
-                done.push(run_cell(cell, catalog, executor, run_info, work_dir, &name, &label, &progress));
+                let stop = |signal, during: String| {
+                    progress.finish_and_clear();
+                    let _ = std::fs::remove_dir(work_dir);
+                    let kept = format!("the {written} records written before are kept in {}", sink.path().display());
+                    anyhow::Error::from(crate::interrupt::Interrupted { signal, during, kept })
+                };
+                if let Some(signal) = crate::interrupt::received() {
+                    return Err(stop(signal, format!("the run, before cell {} ({label})", cell.index)));
+                }
+                let record = run_cell(cell, catalog, executor, run_info, work_dir, &name, &label, &progress);
+                // A signal during the cell: the child is dead and its files are gone; its record would be half a
+                // measurement, so none is written.
+                if let Some(signal) = crate::interrupt::received() {
+                    return Err(stop(signal, format!("cell {} ({label})", cell.index)));
+                }
+                done.push(record);
             }
             progress.inc(1);
             if round + 1 == rounds {
                 let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
                 // The other build's numbers only serve the paired verdicts; its failures are reported.
                 if !cell.against || record.kind == Kind::Failure {
-                    sink.append(&record)?;
-                    sink.sync()?;
+                    sink.keep(&record).map_err(|e| {
+                        progress.finish_and_clear();
+                        e.context(format!("cell {} ({})", cell.index, label(cell)))
+                    })?;
+                    written += 1;
                 }
                 records[i] = Some(record);
             }
@@ -147,11 +166,12 @@ fn run_cell(
                 progress.set_message(format!("{label} — {}", phase_word(*phase)));
             }
         }),
-        Err(e) => spawn_failure(format!("creating {}: {e}", scratch.display())),
+        Err(e) => failed_spawn(format!("creating {}: {e}", scratch.display())),
     };
-    // The cell's scratch files go with it, also after a crash.
+    // The cell's scratch files go with it, also after a crash; an interrupted cell's log goes too.
     let _ = std::fs::remove_dir_all(&scratch);
-    let keep_log = std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
+    let interrupted = crate::interrupt::received().is_some();
+    let keep_log = !interrupted && std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
     if !keep_log {
         let _ = std::fs::remove_file(&log);
     }
@@ -160,16 +180,6 @@ fn run_cell(
         plugin.sha256 = executor.sha256(cell);
     }
     record
-}
-
-fn spawn_failure(why: String) -> ChildRun {
-    ChildRun {
-        messages: vec![],
-        end: End::SpawnFailed(why),
-        stderr_tail: vec![],
-        peak_rss_kib: None,
-        wall: Default::default(),
-    }
 }
 
 /// `rig k=v k=v`, for progress and tables.

@@ -38,7 +38,7 @@ pub fn iterations(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Messa
         let remaining = (plan.warmup_ns - spent) as f64 / per_iteration;
         n = (n.saturating_mul(2)).min(remaining.ceil().max(1.0) as u64);
     };
-    emit(Message::Warmup { iterations: done, ns: spent });
+    emit(Message::Warmup { iterations: done, ns: spent, counters: None });
 
     emit(Message::Phase { phase: Phase::Measure });
     // Flat: every sample runs `batch` iterations. Linear: sample i runs i·d, with d chosen so the planned
@@ -107,12 +107,13 @@ fn precision(samples: &[(u64, u64)], sampling: Sampling) -> f64 {
     ci.map_or(f64::INFINITY, |[lo, hi]| (hi - lo) / 2.0 / value.abs())
 }
 
-/// One discarded run when a warm-up is asked for, then `plan.repetitions` runs.
+/// One warm-up run when a warm-up is asked for (its metrics discarded, its counters reported for the
+/// invariants), then `plan.repetitions` runs.
 pub fn repetitions(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Message)) -> Result<(), Failed> {
     if plan.warmup_ns > 0 {
         emit(Message::Phase { phase: Phase::Warmup });
-        let (_, ns) = rig.run().map_err(|e| (Phase::Warmup, e))?;
-        emit(Message::Warmup { iterations: 1, ns });
+        let (observation, ns) = rig.run().map_err(|e| (Phase::Warmup, e))?;
+        emit(Message::Warmup { iterations: 1, ns, counters: Some(observation.counters) });
     }
     emit(Message::Phase { phase: Phase::Measure });
     for _ in 0..plan.repetitions {

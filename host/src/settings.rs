@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use crate::config::{Config, ConfigError, RigEntry, Settings, parse_duration, parse_fraction};
+use crate::config::{Config, ConfigError, RigEntry, Settings, nanos, parse_duration, parse_fraction};
 use crate::matrix::Overrides;
 use crate::protocol::Plan;
 use crate::stats::Sampling;
@@ -33,11 +33,22 @@ pub fn resolve(
             None => Ok(default),
         }
     };
+    // Zero cannot measure: a zero deadline fails every cell, a zero measurement time gives samples of one
+    // iteration that time the clock, not the code.
+    let positive = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| {
+        let value = duration(rig, file, default)?;
+        match rig.as_ref().or(file.as_ref()) {
+            Some(s) if value.is_zero() => {
+                Err(at(s, format!("`{}` is zero: nothing can be measured in no time", s.get_ref())))
+            }
+            _ => Ok(value),
+        }
+    };
     let mut warmup = duration(&e.warmup, &d.warmup, Duration::from_secs(1))?;
-    let mut measurement = duration(&e.measurement, &d.measurement, Duration::from_secs(3))?;
+    let mut measurement = positive(&e.measurement, &d.measurement, Duration::from_secs(3))?;
     let mut samples = count(&e.samples, &d.samples, 30)?;
     let mut repetitions = count(&e.repetitions, &d.repetitions, 5)?;
-    let mut deadline = duration(&e.deadline, &d.deadline, Duration::from_secs(600))?;
+    let mut deadline = positive(&e.deadline, &d.deadline, Duration::from_secs(600))?;
     let resamples = count(&e.resamples, &d.resamples, 10_000)?;
     let sampling = match e.sampling.as_ref().or(d.sampling.as_ref()) {
         Some(s) if s.get_ref() == "flat" => Sampling::Flat,
@@ -49,24 +60,27 @@ pub fn resolve(
         Some(s) => Some(parse_fraction(s.get_ref()).map_err(|m| at(s, m))?),
         None => None,
     };
-    let budget = duration(&e.budget, &d.budget, measurement * 3)?;
     if overrides.quick {
         warmup = warmup.min(Duration::from_millis(100));
         measurement = measurement.min(Duration::from_millis(300));
         samples = samples.min(10);
         repetitions = repetitions.min(2);
     }
-    if let Some(cli) = overrides.deadline {
-        deadline = cli;
-    }
+    // The command line has the last word (clap has already refused zeros there).
+    warmup = overrides.warmup.unwrap_or(warmup);
+    measurement = overrides.measurement.unwrap_or(measurement);
+    samples = overrides.samples.unwrap_or(samples);
+    repetitions = overrides.repetitions.unwrap_or(repetitions);
+    deadline = overrides.deadline.unwrap_or(deadline);
+    let budget = positive(&e.budget, &d.budget, measurement.saturating_mul(3))?;
     let plan = Plan {
-        warmup_ns: warmup.as_nanos() as u64,
+        warmup_ns: nanos(warmup),
         samples,
-        sample_ns: (measurement.as_nanos() / u128::from(samples)) as u64,
+        sample_ns: nanos(measurement) / u64::from(samples),
         repetitions,
         sampling: overrides.sampling.unwrap_or(sampling),
         target_ci: overrides.target_ci.or(target_ci),
-        budget_ns: overrides.budget.unwrap_or(budget).as_nanos() as u64,
+        budget_ns: nanos(overrides.budget.unwrap_or(budget)),
         resamples: overrides.resamples.unwrap_or(resamples),
         memory_limit: match e.memory_limit.as_ref().or(d.memory_limit.as_ref()) {
             Some(s) => Some(crate::config::parse_size(s.get_ref()).map_err(|m| at(s, m))?),

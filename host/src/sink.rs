@@ -35,9 +35,12 @@ impl Sink {
         &self.path
     }
 
-    /// Appends one record as one line, with one `write` call, under an exclusive lock.
+    /// Appends one record as one line, with one `write` call, under an exclusive lock. A record the reader
+    /// would reject (a NaN written as `null`) is refused, so one bad record can never make a stream unreadable.
     pub fn append(&mut self, record: &Record) -> Result<()> {
-        let mut line = record.to_line();
+        let mut line = record
+            .readable_line()
+            .map_err(|why| anyhow::anyhow!("refusing to append to {}: {why}", self.path.display()))?;
         line.push('\n');
         self.file.lock().with_context(|| format!("locking {}", self.path.display()))?;
         let result = self.append_locked(line);
@@ -65,6 +68,32 @@ impl Sink {
         self.file.seek(SeekFrom::Start(len - 1))?;
         self.file.read_exact(&mut last)?;
         Ok(last[0] != b'\n')
+    }
+
+    /// Appends `record` and makes it durable, or, when the stream cannot take it (a full disk, an I/O error),
+    /// keeps it elsewhere before failing: as one JSON line on stderr, and in a file next to the stream when
+    /// one can still be written there. The error names the stream, the cause and where the record went.
+    pub fn keep(&mut self, record: &Record) -> Result<()> {
+        let Err(cause) = self.append(record).and_then(|()| self.sync()) else { return Ok(()) };
+        let line = record.to_line();
+        eprintln!("{line}");
+        let rescue = self.rescue_path();
+        let saved = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&rescue)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()).and_then(|()| f.sync_all()));
+        let place = match saved {
+            Ok(()) => format!("it is saved in {} and printed above on stderr", rescue.display()),
+            Err(e) => format!("it is printed above on stderr ({} could not be written either: {e})", rescue.display()),
+        };
+        Err(cause.context(format!("the record could not be written to {}; {place}", self.path.display())))
+    }
+
+    /// `OUT.rescued-PID.jsonl` beside the stream: a new file, never one that exists (nor a symlink's target).
+    fn rescue_path(&self) -> PathBuf {
+        let name = self.path.file_name().map_or("results".into(), |n| n.to_string_lossy().into_owned());
+        self.path.with_file_name(format!("{name}.rescued-{}.jsonl", std::process::id()))
     }
 
     /// Makes everything appended so far durable (called when a cell ends).

@@ -1,0 +1,100 @@
+//! Processes that outlive their cell. A cell's child runs in a process group of its own, and killing that
+//! group ends everything the rig started, except what left the group: a grandchild that called `setsid()` or
+//! `setpgid()` would be re-parented to PID 1 and run on past the deadline, holding the cell's pipes open.
+//!
+//! So a benchhost that runs cells is a child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux 3.4): whatever a cell
+//! leaves behind is re-parented to benchhost instead of PID 1, and [`sweep`] finds it in `/proc`, kills it,
+//! reaps it, and names the processes that had left the cell's group, so the record can say so.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Children this process started on purpose (cells, probes) and still waits for: never swept.
+static SPAWNED: Mutex<BTreeSet<libc::pid_t>> = Mutex::new(BTreeSet::new());
+
+/// Makes this process the reaper of its orphaned descendants. Called by the commands that run cells.
+pub fn become_subreaper() {
+    // Safety: prctl with integer arguments only.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+}
+
+/// Marks `pid` as a child started on purpose, until [`forget`].
+pub fn remember(pid: libc::pid_t) {
+    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+}
+
+/// `pid` has been reaped by its owner.
+pub fn forget(pid: libc::pid_t) {
+    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid);
+}
+
+/// Kills the cell's process `group` and every process re-parented to us from it, reaping them, until none is
+/// left or `grace` has passed. Returns the processes that had left the group, as `pid N (name)`.
+pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
+    let until = Instant::now() + grace;
+    let mut escaped = BTreeMap::new();
+    loop {
+        // Safety: signalling a process group we created.
+        unsafe { libc::killpg(group, libc::SIGKILL) };
+        let adopted = adopted_children();
+        for (pid, pgid, name) in &adopted {
+            let pid = *pid;
+            if *pgid != group {
+                escaped.entry(pid).or_insert_with(|| format!("pid {pid} ({name})"));
+            }
+            // Safety: killing and reaping a process that is our child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+        // Safety: signal 0 only asks whether the group still has members.
+        let group_alive = unsafe { libc::killpg(group, 0) } == 0;
+        if (adopted.is_empty() && !group_alive) || Instant::now() >= until {
+            return escaped.into_values().collect();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Our children that we did not start: (pid, process group, name).
+fn adopted_children() -> Vec<(libc::pid_t, libc::pid_t, String)> {
+    // Safety: getpid cannot fail.
+    let me = unsafe { libc::getpid() };
+    let spawned = SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return vec![] };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| !spawned.contains(pid))
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (ppid, pgid, name) = parse_stat(&stat)?;
+            (ppid == me).then_some((pid, pgid, name))
+        })
+        .collect()
+}
+
+/// Parent pid, process group and name from `/proc/PID/stat`: `pid (name) state ppid pgrp ...`, where the
+/// name may itself hold spaces and parentheses, so the fields are read after the last `)`.
+fn parse_stat(stat: &str) -> Option<(libc::pid_t, libc::pid_t, String)> {
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let name = stat.get(open + 1..close)?.to_string();
+    let mut fields = stat.get(close + 1..)?.split_whitespace();
+    let _state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    Some((ppid, pgid, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_stat;
+
+    #[test]
+    fn stat_fields_are_read_after_the_name_whatever_it_holds() {
+        let stat = "4242 (my (odd) name) S 17 4242 4242 0 -1 4194560 110 0 0 0";
+        assert_eq!(parse_stat(stat), Some((17, 4242, "my (odd) name".to_string())));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+}
