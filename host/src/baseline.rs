@@ -27,16 +27,53 @@ pub fn save(path: &Path, records: &[Record]) -> Result<()> {
     std::fs::rename(&staged, path).with_context(|| format!("renaming {} to {}", staged.display(), path.display()))
 }
 
-/// Records of a results file, or of the baseline of that name (looked up next to `out`).
-pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
+/// Where `file_or_name` is read from: a results file (anything that names a path: it has a `/` or ends in
+/// `.jsonl`, or exists as a file), or the baseline of that name next to `out`. Checked before a run starts,
+/// so a typo costs nothing; the error lists the baselines there are.
+pub fn locate(file_or_name: &str, out: &Path) -> Result<PathBuf> {
     let as_file = Path::new(file_or_name);
-    let path = if as_file.is_file() { as_file.to_owned() } else { path(out, file_or_name)? };
-    if !path.is_file() {
-        bail!("no results file or baseline named `{file_or_name}` (looked for {})", path.display());
+    if as_file.is_file() {
+        return Ok(as_file.to_owned());
     }
+    if file_or_name.contains(['/', '\\']) || file_or_name.ends_with(".jsonl") {
+        bail!("no such results file: {file_or_name}");
+    }
+    let path = path(out, file_or_name)?;
+    if !path.is_file() {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let names = saved(dir);
+        let known = if names.is_empty() {
+            format!("there are none in {} (save one with `run --save-baseline NAME`)", dir.display())
+        } else {
+            format!("baselines in {}: {}", dir.display(), names.join(", "))
+        };
+        bail!(
+            "no results file or baseline named `{file_or_name}`{}; {known}",
+            crate::matrix::suggest(file_or_name, names.clone())
+        );
+    }
+    Ok(path)
+}
+
+/// The names of the baselines saved in `dir`.
+fn saved(dir: &Path) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let mut names: Vec<String> =
+        entries.filter_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_owned)).collect();
+    names.sort();
+    names
+}
+
+/// Records of a results file, or of the baseline of that name (looked up next to `out`). A side with no
+/// readable record is an error: comparing against nothing would call every series `added` and pass a gate.
+pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
+    let path = locate(file_or_name, out)?;
     let stream = reader::read(&path)?;
     for problem in &stream.problems {
         eprintln!("warning: {problem}");
+    }
+    if stream.records.is_empty() {
+        bail!("{} holds no readable record ({} lines skipped)", path.display(), stream.problems.len());
     }
     Ok(stream.records.into_iter().map(|(_, r)| r).collect())
 }
@@ -53,5 +90,25 @@ mod tests {
         );
         assert_eq!(path(Path::new("r.jsonl"), "v1.2").unwrap(), Path::new("./baselines/v1.2.jsonl"));
         assert!(path(Path::new("r.jsonl"), "../etc/passwd").is_err());
+    }
+
+    #[test]
+    fn a_missing_side_is_named_plainly_with_the_baselines_there_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("results.jsonl");
+        // regression: `compare nosuch.jsonl` looked for `nosuch.jsonl.jsonl`.
+        assert_eq!(locate("nosuch.jsonl", &out).unwrap_err().to_string(), "no such results file: nosuch.jsonl");
+        std::fs::create_dir(dir.path().join("baselines")).unwrap();
+        std::fs::write(dir.path().join("baselines/main.jsonl"), "").unwrap();
+        let err = locate("mian", &out).unwrap_err().to_string();
+        assert!(
+            err.starts_with("no results file or baseline named `mian` (did you mean `main`?); baselines in "),
+            "{err}"
+        );
+        assert!(err.ends_with("baselines: main"), "{err}");
+        // regression: `compare garbage.jsonl real.jsonl` called everything `added` and passed the gate.
+        std::fs::write(dir.path().join("garbage.jsonl"), "not json\n").unwrap();
+        let garbage = dir.path().join("garbage.jsonl").display().to_string();
+        assert!(load(&garbage, &out).unwrap_err().to_string().ends_with("holds no readable record (1 lines skipped)"));
     }
 }

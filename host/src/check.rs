@@ -20,6 +20,12 @@ use crate::runner::{self, ChildExecutor};
 /// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
 pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<ExitCode> {
     let file = path.canonicalize().with_context(|| format!("reading {}", path.display()))?;
+    if !file.is_file() {
+        anyhow::bail!(
+            "{} is not a file: give the plugin library itself (e.g. target/release/libmy_rig.so)",
+            path.display()
+        );
+    }
     let dir = file.parent().context("the plugin has no parent directory")?.to_path_buf();
     let exe = std::env::current_exe().context("locating the benchhost executable")?;
     let loader = Loader::discover(&[dir], &exe, &Trust { allow_writable, pins: Default::default() });

@@ -5,47 +5,71 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
+use crate::args::*;
 use crate::commands::*;
-use crate::config::{parse_duration, parse_fraction, parse_positive_duration};
-use crate::stats::Sampling;
+use crate::config::parse_positive_duration;
+use crate::output::print;
 use crate::{baseline, compare, provenance, report, runner};
 
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
 /// versioned JSON-lines record per cell to a results stream.
 #[derive(Debug, Parser)]
-#[command(name = "benchhost", version)]
+#[command(name = "benchhost", version = version_line())]
 pub struct Cli {
+    /// Print less: no progress, tables or summaries (a command's own output, warnings and errors stay).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
+    /// Print more: each cell's outcome, wall time and log as it ends.
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// `0.1.0 (plugin-api 0.1.0)`: the plugin-api version this host loads plugins of, beside its own.
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), benchhost_plugin_api::abi::API_VERSION)
+    })
 }
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// List the plugins found, their rigs and parameters, and the libraries that did not load.
-    List(PluginDirs),
+    #[command(after_help = crate::examples::LIST)]
+    List(ListArgs),
     /// Run the matrix of rigs.toml (or the rigs named with --plugin), one child process per cell.
+    #[command(after_help = crate::examples::RUN)]
     Run(RunArgs),
     /// Print the cells a run would execute, without running them.
-    Plan(MatrixArgs),
+    #[command(after_help = crate::examples::PLAN)]
+    Plan(PlanArgs),
     /// Compare two results files or named baselines, series by series; one verdict per series and metric.
+    #[command(after_help = crate::examples::COMPARE)]
     Compare(CompareArgs),
     /// Measure this host's noise: A/A comparisons of each cell against itself over interleaved rounds, stored
     /// as records that `--threshold auto` uses.
+    #[command(after_help = crate::examples::CALIBRATE)]
     Calibrate(CalibrateArgs),
     /// Import other tools' results into a results stream.
+    #[command(after_help = crate::examples::IMPORT)]
     #[command(subcommand)]
     Import(Import),
     /// Report results files as md, csv, json, gab (github-action-benchmark), bmf (Bencher) or html.
+    #[command(after_help = crate::examples::REPORT)]
     Report(ReportArgs),
     /// Print the records of one or more results files as a table.
+    #[command(after_help = crate::examples::SHOW)]
     Show {
         /// Results files (JSON lines, schema 1).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
     /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
+    #[command(after_help = crate::examples::VERIFY)]
     Verify {
         /// Results files (JSON lines, schema 1).
         #[arg(required = true)]
@@ -53,6 +77,7 @@ pub(crate) enum Command {
     },
     /// Check a plugin before publishing it: load it in a child, validate every descriptor, run each rig once
     /// with its defaults under --quick settings and check its invariants. One pass/FAIL line per rig.
+    #[command(after_help = crate::examples::CHECK)]
     Check {
         /// The plugin library (e.g. target/release/libmy_rig.so).
         path: PathBuf,
@@ -65,6 +90,7 @@ pub(crate) enum Command {
     },
     /// Combine results streams from several machines into OUT: one record per run id, rig, variant and
     /// kind; identical duplicates are dropped and counted, conflicting ones reported (the first is kept).
+    #[command(after_help = crate::examples::MERGE)]
     Merge {
         /// The combined stream (created or appended to).
         out: PathBuf,
@@ -74,6 +100,7 @@ pub(crate) enum Command {
     },
     /// Append results files to the warehouse, an Iceberg table behind a SQL catalog on sqlite
     /// (runs benchhost-warehouse publish FILE... --warehouse DIR).
+    #[command(after_help = crate::examples::PUBLISH)]
     #[command(disable_help_flag = true)]
     Publish {
         /// FILE... --warehouse DIR
@@ -82,6 +109,7 @@ pub(crate) enum Command {
     },
     /// DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse
     /// (runs benchhost-warehouse query "SQL" --from FILE... | --warehouse DIR).
+    #[command(after_help = crate::examples::QUERY)]
     #[command(disable_help_flag = true)]
     Query {
         /// "SQL" --from FILE... | --warehouse DIR
@@ -89,6 +117,7 @@ pub(crate) enum Command {
         args: Vec<String>,
     },
     /// Write a standalone rig crate (one rig of each style, a test, a README) that builds and runs unchanged.
+    #[command(after_help = crate::examples::NEW_RIG)]
     NewRig {
         /// The rig's name: lowercase letters, digits and `_` (the second rig is NAME_run).
         name: String,
@@ -103,188 +132,21 @@ pub(crate) enum Command {
         #[arg(long = "api-version", value_name = "VERSION")]
         api_version: Option<String>,
     },
+    /// Print shell completions for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = crate::examples::COMPLETIONS)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(after_help = crate::examples::MAN)]
+    Man,
+    /// Print the JSON Schema of a schema-1 record (committed as results/schema-1.json).
+    #[command(after_help = crate::examples::SCHEMA)]
+    Schema,
     /// Internal: the per-cell child process.
     #[command(name = "__child", hide = true)]
     Child,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct PluginDirs {
-    /// Look for plugins in DIR first (repeatable); then BENCHHOST_PLUGIN_PATH, then next to the executable.
-    #[arg(long = "plugin-dir", value_name = "DIR")]
-    pub(crate) plugin_dirs: Vec<PathBuf>,
-    /// Also load plugins whose file or directory others can write. Unsafe: loading a plugin runs its code, so
-    /// anyone who can write there runs code as you.
-    #[arg(long)]
-    pub(crate) allow_writable_plugins: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct MatrixArgs {
-    #[command(flatten)]
-    pub(crate) dirs: PluginDirs,
-    /// The matrix file [default: rigs.toml, if present].
-    #[arg(long, value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
-    /// Run only this rig (repeatable); a rig absent from the file runs with its defaults.
-    #[arg(long = "plugin", value_name = "RIG")]
-    pub(crate) rigs: Vec<String>,
-    /// Override a parameter for every selected rig that has it (repeatable), e.g. --set rows=10000.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub(crate) sets: Vec<(String, String)>,
-    /// A smoke run: at most 100 ms warm-up, 300 ms of samples, 10 samples, 2 repetitions.
-    #[arg(long)]
-    pub(crate) quick: bool,
-    /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub(crate) deadline: Option<Duration>,
-    /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
-    #[arg(long, value_name = "N")]
-    pub(crate) max_cells: Option<u64>,
-    /// Iterations per sample: flat (all equal; median) or linear (n, 2n, 3n...; slope).
-    #[arg(long, value_name = "flat|linear", value_parser = parse_sampling)]
-    pub(crate) sampling: Option<Sampling>,
-    /// Sample until the CI95 half-width of the time per iteration is within this, e.g. 1% (or the budget).
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction)]
-    pub(crate) target_ci: Option<f64>,
-    /// Sampling time allowed with --target-ci [default: 3 x measurement].
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub(crate) budget: Option<Duration>,
-    /// Warm-up time of each cell, e.g. 500ms (overrides rigs.toml for this run).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub(crate) warmup: Option<Duration>,
-    /// Sampling time of each iterations-style cell, spread over its samples, e.g. 5s (overrides rigs.toml).
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub(crate) measurement: Option<Duration>,
-    /// Samples per iterations-style cell (overrides rigs.toml).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) samples: Option<u32>,
-    /// Runs per run-style cell (overrides rigs.toml).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) repetitions: Option<u32>,
-    /// Bootstrap resamples for each CI95 [default: 10000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
-    pub(crate) resamples: Option<u32>,
-    /// Only this deterministic slice of the matrix: cell k of the whole matrix belongs to shard k mod N + 1.
-    #[arg(long, value_name = "I/N")]
-    pub(crate) shard: Option<crate::shard::Shard>,
-    /// Only the cells whose label (`rig key=value ...`, as `plan` prints it) matches this regular expression,
-    /// as `cargo bench -- FILTER`.
-    #[arg(value_name = "FILTER", value_parser = parse_filter)]
-    pub(crate) filter: Option<regex::Regex>,
-}
-
-fn parse_filter(text: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(text).map_err(|e| format!("not a regular expression: {e}"))
-}
-
-fn parse_sampling(text: &str) -> Result<Sampling, String> {
-    match text {
-        "flat" => Ok(Sampling::Flat),
-        "linear" => Ok(Sampling::Linear),
-        _ => Err(format!("`{text}` is not flat or linear")),
-    }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct RunArgs {
-    #[command(flatten)]
-    pub(crate) matrix: MatrixArgs,
-    /// Append records to FILE.
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
-    pub(crate) out: PathBuf,
-    /// Also save this run's records as baseline NAME (in baselines/ next to --out), replacing it.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) save_baseline: Option<String>,
-    /// Compare this run with baseline NAME (or a results file) and append the verdicts.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) baseline: Option<String>,
-    /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
-    /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm.
-    #[arg(long, value_name = "N")]
-    pub(crate) rounds: Option<u32>,
-    /// Same as --rounds 5.
-    #[arg(long)]
-    pub(crate) interleave: bool,
-    /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
-    /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) against: Option<PathBuf>,
-    /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
-    /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.
-    #[arg(long, value_name = "ID")]
-    pub(crate) run_id: Option<String>,
-    #[command(flatten)]
-    pub(crate) judging: crate::judging::Judging,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct CompareArgs {
-    /// The old side: a results file or a baseline name.
-    pub(crate) old: String,
-    /// The new side: a results file or a baseline name.
-    pub(crate) new: String,
-    /// Append the verdict records to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) out: Option<PathBuf>,
-    /// Where baseline names are looked up: baselines/ next to this stream.
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
-    pub(crate) results: PathBuf,
-    #[command(flatten)]
-    pub(crate) judging: crate::judging::Judging,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum Import {
-    /// A Criterion output directory (e.g. target/criterion): one record per benchmark.
-    Criterion {
-        /// The directory.
-        dir: PathBuf,
-        /// Append the records to FILE.
-        #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
-        out: PathBuf,
-    },
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct CalibrateArgs {
-    #[command(flatten)]
-    pub(crate) matrix: MatrixArgs,
-    /// Interleaved rounds, each cell once per round in its own process: N rounds give N(N-1)/2 A/A pairs.
-    #[arg(long, value_name = "N", default_value = "10")]
-    pub(crate) rounds: u32,
-    /// The threshold whose false-alarm rate is measured.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
-    pub(crate) threshold: f64,
-    /// Append the calibration records to FILE (where `--threshold auto` looks for them).
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
-    pub(crate) out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ReportArgs {
-    /// Results files (JSON lines, schema 1).
-    #[arg(required_unless_present = "warehouse")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Also report the records of this warehouse (see `benchhost publish`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) warehouse: Option<PathBuf>,
-    /// md, csv, json, gab, bmf or html.
-    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf", "html"])]
-    pub(crate) format: String,
-    /// Write to FILE (gab: a directory, for its two files) instead of stdout.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) out: Option<PathBuf>,
-    /// Noise threshold of the md report's "vs previous run" [default: 3%].
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
-    pub(crate) threshold: f64,
-}
-
-fn parse_set(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.trim().to_string())),
-        _ => Err(format!("expected KEY=VALUE, got `{text}`")),
-    }
 }
 
 /// Runs the parsed command line; the exit code is 1 when a cell failed.
@@ -295,15 +157,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         crate::interrupt::install();
         crate::reaper::become_subreaper();
     }
+    crate::output::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
-        Command::List(dirs) => {
-            let loader = discover(&dirs, &Default::default(), false)?;
-            print(&report::plugin_list(&loader))?;
+        Command::List(args) => {
+            let loader = discover(&args.dirs, &Default::default(), false)?;
+            match args.json {
+                true => print(&(report::plugin_list_json(&loader) + "\n"))?,
+                false => print(&report::plugin_list(&loader))?,
+            }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run(args) => run_matrix(args),
+        Command::Run(args) => crate::run_matrix::run_matrix(args),
         Command::Plan(args) => {
-            let (_, cells) = resolve(&args)?;
+            let (_, cells) = resolve(&args.matrix)?;
+            if args.json {
+                print(&(report::plan_json(&cells) + "\n"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
             for cell in &cells {
                 print(&format!("{:>4}  {}\n", cell.index, runner::label(cell)))?;
             }
@@ -316,6 +186,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let run = provenance::current();
             let calibrations = calibrations(&args.results);
             let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            if args.json {
+                print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
+                return args.judging.record_and_gate(&verdicts, args.out.as_deref());
+            }
             args.judging.judge(&verdicts, args.out.as_deref())
         }
         Command::Calibrate(args) => calibrate_matrix(args),
@@ -340,6 +214,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             println!("next: cd {} && cargo test && cargo build --release", dir.display());
             println!("then: benchhost run --plugin-dir {}/target/release --plugin {name} --quick", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => crate::shell::completions(shell),
+        Command::Man => crate::shell::man(),
+        Command::Schema => {
+            print(&crate::shell::record_schema())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),

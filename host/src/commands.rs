@@ -1,100 +1,18 @@
 //! What each command does, once the command line is parsed (`cli` holds the parsing).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs, RunArgs};
-use crate::compare;
+use crate::args::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs};
 use crate::config::Config;
 use crate::loader::{Loader, Trust};
 use crate::matrix::{self, Overrides};
-use crate::record::Kind;
+use crate::output::{narrate, print};
 use crate::runner::{self, ChildExecutor};
-use crate::{baseline, export, provenance, reader, report};
-
-pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
-    let (loader, mut cells) = resolve(&args.matrix)?;
-    let allow_writable = args.matrix.dirs.allow_writable_plugins;
-    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, allow_writable)).transpose()?;
-    if other.is_some() {
-        cells = matrix::with_twins(cells);
-    }
-    let mut run_info = provenance::current();
-    run_info.shard = args.matrix.shard.map(|s| s.to_string());
-    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
-    if let Some(id) = &args.run_id {
-        run_info.id = Some(id.clone());
-    }
-    let mut sink = crate::sink::Sink::open(&args.out)?;
-    let mut executor =
-        ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
-    let rounds = args.rounds.unwrap_or(if args.interleave || other.is_some() { 5 } else { 1 });
-    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
-    // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
-    let records: Vec<_> = ran
-        .records
-        .iter()
-        .zip(&cells)
-        .filter(|(r, c)| !c.against || r.kind == Kind::Failure)
-        .map(|(r, _)| r.clone())
-        .collect();
-    let refs: Vec<_> = records.iter().collect();
-    print(&format!("{}\n", report::records_table(&refs)))?;
-    let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
-    print(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
-    let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    let calibrations = calibrations(&args.out);
-    let threshold = args.judging.threshold(&calibrations, &run_info.host);
-    let measured = |r: &&Vec<crate::record::Record>| r.iter().all(|r| r.kind == Kind::Measurement);
-    let mut verdicts = Vec::new();
-    if let Some(dir) = &args.against {
-        let pairs: Vec<_> = ran
-            .rounds
-            .chunks(2)
-            .filter(|p| p.iter().all(|r| measured(&r)))
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect();
-        verdicts.extend(crate::rounds::against(&pairs, &dir.display().to_string(), &threshold, &run_info));
-    } else if rounds > 1 {
-        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
-        verdicts.extend(crate::rounds::paired(&arms, &threshold, &run_info));
-    }
-    if let Some(name) = &args.baseline {
-        let old = baseline::load(name, &args.out)?;
-        verdicts.extend(compare::compare(&old, &records, &threshold, &run_info));
-    }
-    if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
-        code = ExitCode::from(1);
-    }
-    if let Some(name) = &args.save_baseline {
-        let path = baseline::path(&args.out, name)?;
-        baseline::save(&path, &records)?;
-        print(&format!("baseline `{name}` saved to {}\n", path.display()))?;
-    }
-    Ok(code)
-}
-
-/// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
-fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> Result<Loader> {
-    // The other build's libraries differ from this one's by design: `rigs.toml`'s pins are not theirs.
-    let trust = Trust { allow_writable, ..Trust::default() };
-    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, &trust);
-    for rejected in &loader.rejected {
-        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
-    }
-    if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
-        bail!(
-            "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",
-            dir.display(),
-            cell.rig
-        );
-    }
-    Ok(loader)
-}
+use crate::{export, provenance, reader, report};
 
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
     let config = match &args.config {
@@ -126,6 +44,7 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
     if let Some(shard) = args.shard {
         cells.retain(|cell| shard.contains(cell.index));
     }
+    warn_short_samples(&cells, &loader);
     // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
     if let Some(filter) = &args.filter {
         cells.retain(|cell| filter.is_match(&runner::label(cell)));
@@ -136,9 +55,32 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
     Ok((loader, cells))
 }
 
+/// Samples shorter than this are mostly clock and call overhead (ten prepared batches of two clock reads
+/// and two FFI calls each: about 1 µs per sample).
+const MIN_SAMPLE_NS: u64 = 1_000_000;
+
+/// One warning per rig whose planned samples are too short to time.
+fn warn_short_samples(cells: &[matrix::Cell], loader: &Loader) {
+    let mut warned = std::collections::BTreeSet::new();
+    for cell in cells {
+        let iterations = loader.rig(&cell.rig).is_some_and(|(_, d)| d.style == benchhost_plugin_api::Style::Iterations);
+        if iterations && cell.plan.sample_ns < MIN_SAMPLE_NS && warned.insert(cell.rig.clone()) {
+            eprintln!(
+                "warning: {}: samples of {} (measurement / samples) are too short to time well; each carries about \
+                 1 µs of clock and call overhead: give each sample at least 1 ms",
+                cell.rig,
+                report::quantity(cell.plan.sample_ns as f64, "ns")
+            );
+        }
+    }
+}
+
 /// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load
 /// gets a one-line note on stderr.
 pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes: bool) -> Result<Loader> {
+    if let Some(missing) = dirs.plugin_dirs.iter().find(|d| !d.is_dir()) {
+        bail!("--plugin-dir {}: no such directory", missing.display());
+    }
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
     let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
@@ -152,6 +94,9 @@ pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes
 
 /// Calibration records in the stream `path` (none when it does not exist yet).
 pub(crate) fn calibrations(path: &Path) -> Vec<crate::record::Record> {
+    if !path.is_file() {
+        return Vec::new();
+    }
     reader::read(path)
         .map(|s| {
             s.records.into_iter().map(|(_, r)| r).filter(|r| r.variant.contains_key(crate::calibrate::MARK)).collect()
@@ -179,7 +124,7 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     }
     out.sync()?;
     let refs: Vec<_> = records.iter().collect();
-    print(&format!(
+    narrate(&format!(
         "{}\n{} calibration records appended to {}\n",
         report::records_table(&refs),
         records.len(),
@@ -188,13 +133,17 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every record of `files`, with each file's skipped lines reported on stderr.
+/// Every record of `files`, with each file's skipped lines reported on stderr. A file without one readable
+/// record is an error: a report of garbage must not look like a report of nothing.
 fn read_all(files: &[PathBuf]) -> Result<Vec<crate::record::Record>> {
     let mut records = Vec::new();
     for file in files {
         let stream = reader::read(file)?;
         for problem in &stream.problems {
             eprintln!("warning: {problem}");
+        }
+        if stream.records.is_empty() {
+            bail!("{} holds no readable record ({} lines skipped)", file.display(), stream.problems.len());
         }
         records.extend(stream.records.into_iter().map(|(_, r)| r));
     }
@@ -231,6 +180,17 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     }
     let write =
         |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
+    if matches!(args.format.as_str(), "bmf" | "gab") {
+        let failed = export::failed_series(&records);
+        if !failed.is_empty() {
+            eprintln!(
+                "warning: {} series failed in their newest run and are left out ({} has no place for a failure): {}",
+                failed.len(),
+                args.format,
+                failed.join(", ")
+            );
+        }
+    }
     let text = match args.format.as_str() {
         "md" => export::markdown(&records, args.threshold),
         "csv" => export::csv(&records),
@@ -257,14 +217,6 @@ pub(crate) fn current_exe() -> Result<PathBuf> {
     std::env::current_exe().context("finding the benchhost executable (children re-execute it)")
 }
 
-/// Writes to stdout, returning broken pipes as errors for `main` to treat as a normal end.
-pub fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
-}
-
 /// Appends the records of a Criterion output directory to `out`.
 pub(crate) fn import_criterion(dir: &Path, out: &Path) -> Result<ExitCode> {
     let records = crate::criterion_import::import(dir, &provenance::current())?;
@@ -273,6 +225,6 @@ pub(crate) fn import_criterion(dir: &Path, out: &Path) -> Result<ExitCode> {
         sink.append(record)?;
     }
     sink.sync()?;
-    print(&format!("{} Criterion benchmarks imported into {}\n", records.len(), out.display()))?;
+    narrate(&format!("{} Criterion benchmarks imported into {}\n", records.len(), out.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
@@ -25,7 +26,7 @@ use crate::record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
 pub const TEST: &str = "ratio of estimates; CI95 from both records' CI95 (log-normal delta method)";
 
 /// The outcome for one series and metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Better beyond the threshold, with 95% confidence.
@@ -63,7 +64,7 @@ impl Decision {
 }
 
 /// The `verdict` section of a verdict record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Verdict {
     /// The metric compared (absent for added/removed series).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +96,7 @@ pub struct Verdict {
 }
 
 /// The run a comparison was made against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BaselineRef {
     /// Its run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]

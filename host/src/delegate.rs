@@ -27,8 +27,27 @@ fn binary(command: &str) -> Result<PathBuf> {
 
 /// Runs `benchhost-warehouse COMMAND ARGS...` with this process's stdio; its exit code.
 pub fn run(command: &str, args: &[String]) -> Result<ExitCode> {
+    // `--help` must answer even before the warehouse is built: with what the command takes, and how to get it.
+    if warehouse_binary().is_none() && args.iter().any(|a| a == "--help" || a == "-h") {
+        crate::output::print(&help(command))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let status = Command::new(binary(command)?).arg(command).args(args).status().context("running the warehouse")?;
     Ok(ExitCode::from(status.code().unwrap_or(2) as u8))
+}
+
+fn help(command: &str) -> String {
+    let usage = match command {
+        "publish" => {
+            "benchhost publish FILE... --warehouse DIR\n\nAppends the records of results files to the \
+                      warehouse (an Iceberg table behind a SQL catalog on sqlite, in DIR), in one commit."
+        }
+        _ => {
+            "benchhost query \"SQL\" (--from FILE... | --warehouse DIR)\n\nDataFusion SQL over the tables \
+              `records` and `metrics`, from results files or the warehouse."
+        }
+    };
+    format!("Usage: {usage}\n\nIt runs {WAREHOUSE}, which is not built: cargo build --release -p {WAREHOUSE}\n")
 }
 
 /// Exports the warehouse in `dir` into the stream `out`.

@@ -293,7 +293,13 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
                 let Some(summary) = Summary::of(&values) else { continue };
                 stats.insert(metric.name.clone(), summary);
                 let n = Some(values.len() as u64);
-                MetricValue { value: summary.mean, unit, higher_is_better: hib, ci95: stats::mean_ci95(&values), n }
+                MetricValue {
+                    value: summary.mean,
+                    unit,
+                    higher_is_better: hib,
+                    ci95: stats::metric_mean_ci95(&values),
+                    n,
+                }
             }
             (source, style) => {
                 return Err(format!(

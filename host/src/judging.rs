@@ -24,7 +24,8 @@ pub struct Judging {
     /// for the series on this host (3% where none was calibrated).
     #[arg(long, value_name = "PERCENT|auto", value_parser = parse_threshold, default_value = "3%")]
     pub threshold: ThresholdArg,
-    /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, inconclusive, added, removed.
+    /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, no_change, inconclusive,
+    /// added, removed, undefined. A `failed` verdict (the series' newest run failed) always exits 1.
     #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
     pub fail_on: Vec<Decision>,
 }
@@ -44,10 +45,11 @@ fn parse_threshold(text: &str) -> Result<ThresholdArg, String> {
 
 fn parse_decision(text: &str) -> Result<Decision, String> {
     use Decision::*;
-    [Improved, Regressed, NoChange, Inconclusive, Added, Removed]
-        .into_iter()
-        .find(|d| d.name() == text)
-        .ok_or_else(|| format!("`{text}` is not one of regressed, improved, no_change, inconclusive, added, removed"))
+    let all = [Improved, Regressed, NoChange, Inconclusive, Added, Removed, Undefined, Failed];
+    all.into_iter().find(|d| d.name() == text).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|d| d.name()).collect();
+        format!("`{text}` is not one of {}", names.join(", "))
+    })
 }
 
 impl Judging {
@@ -61,10 +63,23 @@ impl Judging {
         }
     }
 
-    /// Prints `verdicts`, appends them to `out`, and applies `--fail-on`.
+    /// The threshold as one number, for reports that have one (`auto` reads as the default).
+    pub fn fixed_threshold(&self) -> f64 {
+        match self.threshold {
+            ThresholdArg::Fixed(t) => t,
+            ThresholdArg::Auto => DEFAULT_THRESHOLD,
+        }
+    }
+
+    /// Prints `verdicts` as a table (unless `-q`), appends them to `out`, and applies `--fail-on`.
     pub fn judge(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         let refs: Vec<&Record> = verdicts.iter().collect();
-        crate::commands::print(&format!("{}\n", report::verdicts_table(&refs)))?;
+        crate::output::narrate(&format!("{}\n", report::verdicts_table(&refs)))?;
+        self.record_and_gate(verdicts, out)
+    }
+
+    /// Appends `verdicts` to `out` and applies `--fail-on`: the exit code.
+    pub fn record_and_gate(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         if let Some(out) = out {
             let mut sink = Sink::open(out)?;
             for verdict in verdicts {
@@ -72,14 +87,16 @@ impl Judging {
             }
             sink.sync()?;
         }
-        let gated: Vec<&Record> = verdicts
-            .iter()
-            .filter(|r| r.verdict.as_ref().is_some_and(|v| self.fail_on.contains(&v.decision)))
-            .collect();
+        // A series whose newest run failed has no number to pass any gate with: it always fails.
+        let failed = |d: Decision| d == Decision::Failed || self.fail_on.contains(&d);
+        let gated: Vec<&Record> =
+            verdicts.iter().filter(|r| r.verdict.as_ref().is_some_and(|v| failed(v.decision))).collect();
         if gated.is_empty() {
             return Ok(ExitCode::SUCCESS);
         }
-        let names: Vec<&str> = self.fail_on.iter().map(|d| d.name()).collect();
+        let mut names: Vec<&str> = self.fail_on.iter().map(|d| d.name()).collect();
+        names.push(Decision::Failed.name());
+        names.dedup();
         eprintln!("gate: {} verdicts are {}", gated.len(), names.join(" or "));
         Ok(ExitCode::from(1))
     }

@@ -6,6 +6,7 @@
 //! Stages share no state: `matrix` (what to run) → `runner`/`executor` (one child per cell, which runs
 //! `sampler`) → `evaluate` and `stats` (numbers and checks, pure) → `sink` (records) → `report` (text).
 
+pub mod args;
 pub mod baseline;
 pub mod bootstrap;
 pub mod calibrate;
@@ -19,6 +20,7 @@ pub mod criterion_import;
 pub mod delegate;
 pub mod elf;
 pub mod evaluate;
+pub mod examples;
 pub mod executor;
 pub mod export;
 pub mod heap;
@@ -29,6 +31,7 @@ pub mod library;
 pub mod loader;
 pub mod matrix;
 pub mod merge;
+pub mod output;
 pub mod protocol;
 pub mod provenance;
 pub mod reader;
@@ -36,11 +39,14 @@ pub mod reaper;
 pub mod record;
 pub mod report;
 pub mod rounds;
+pub mod run_matrix;
 pub mod runner;
 pub mod sampler;
 pub mod scaffold;
 pub mod settings;
 pub mod shard;
+pub mod shell;
 pub mod sink;
 pub mod stats;
 pub mod verify;
+pub mod writable;

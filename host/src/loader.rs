@@ -93,7 +93,7 @@ impl Loader {
         let mut loader = Loader::default();
         for path in dirs.iter().flat_map(|d| candidates(d)) {
             let sha256 = OnceLock::new();
-            let refusal = writable_by_others(&path).filter(|_| !trust.allow_writable).or_else(|| {
+            let refusal = crate::writable::writable_by_others(&path).filter(|_| !trust.allow_writable).or_else(|| {
                 let pin = trust.pins.get(path.file_name()?.to_str()?)?;
                 let actual = sha256.get_or_init(|| file_sha256(&path).ok()).as_deref().unwrap_or("unreadable");
                 (actual != pin).then(|| format!("refused: its sha256 is {actual}, rigs.toml pins {pin}"))
@@ -141,6 +141,11 @@ impl Catalog for Loader {
     fn build_hint(&self, rig: &str) -> Option<String> {
         self.unbuilt.get(rig).cloned()
     }
+
+    fn refused(&self) -> Vec<String> {
+        let refused = self.rejected.iter().filter(|r| r.reason.starts_with("refused"));
+        refused.map(|r| format!("{}: {}", r.path.display(), r.reason)).collect()
+    }
 }
 
 /// Shared libraries in `dir`, skipping cargo's hashed dependency artifacts (`libfoo-0123456789abcdef.so`).
@@ -167,22 +172,6 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
     std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
     Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Why `path` must not be loaded when its file or directory is group- or world-writable.
-fn writable_by_others(path: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent()?;
-    [("file", path), ("directory", dir)].into_iter().find_map(|(what, p)| {
-        let mode = std::fs::metadata(p).ok()?.permissions().mode() & 0o7777;
-        (mode & 0o022 != 0).then(|| {
-            format!(
-                "refused: its {what} {} is writable by others (mode {mode:o}), so loading it could run anyone's \
-                 code; fix the mode, or pass --allow-writable-plugins (unsafe)",
-                p.display()
-            )
-        })
-    })
 }
 
 fn is_hashed(stem: &str) -> bool {

@@ -96,6 +96,11 @@ pub trait Catalog {
     fn names(&self) -> Vec<String>;
     /// For a rig that exists in the source tree but whose plugin was not found: how to build it.
     fn build_hint(&self, rig: &str) -> Option<String>;
+    /// Libraries refused before they were opened (a pin, a writable file), one `file: why` each: any of them
+    /// may hold a rig that was not found.
+    fn refused(&self) -> Vec<String> {
+        vec![]
+    }
 }
 
 const DEFAULT_MAX_CELLS: u64 = 10_000;
@@ -169,7 +174,12 @@ fn select<'a>(
     let mut selected = Vec::new();
     for (name, offset, entry) in wanted {
         let Some(descriptor) = catalog.descriptor(&name) else {
+            let refused = catalog.refused();
             let message = match catalog.build_hint(&name) {
+                // A refused library's rigs are unknown (it was never opened): the refusal is the likely cause.
+                _ if !refused.is_empty() => {
+                    format!("rig `{name}` was not found; refused libraries may provide it: {}", refused.join("; "))
+                }
                 Some(hint) => format!("rig `{name}` is not built; build it with `{hint}`"),
                 None => format!("unknown rig `{name}`{}", suggest(&name, catalog.names())),
             };

@@ -85,7 +85,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<ExitCode> {
     for line in problems.iter().chain(&merged.conflicts) {
         eprintln!("{line}");
     }
-    crate::commands::print(&format!(
+    crate::output::print(&format!(
         "{} records in {} ({} added), {} identical duplicates dropped, {} conflicts, {} unreadable lines\n",
         merged.kept,
         out.display(),

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ use serde_json::Value;
 pub const SCHEMA: u32 = 1;
 
 /// One line of the results stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Record {
     /// Always [`SCHEMA`].
     pub schema: u32,
@@ -48,7 +49,7 @@ pub struct Record {
 }
 
 /// What a record states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Numbers of one cell.
@@ -60,7 +61,7 @@ pub enum Kind {
 }
 
 /// Provenance of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunInfo {
     /// Wall-clock start of the run, ms since the Unix epoch.
     pub ts_ms: u64,
@@ -95,7 +96,7 @@ pub struct RunInfo {
 }
 
 /// One metric of a record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MetricValue {
     /// The estimate.
     pub value: f64,
@@ -112,7 +113,7 @@ pub struct MetricValue {
 }
 
 /// The plugin build that produced a record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PluginRef {
     /// Package name.
     pub name: String,
@@ -129,7 +130,7 @@ pub struct PluginRef {
 }
 
 /// How a cell was measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CellInfo {
     /// Position of the cell in the run, from 0.
     pub index: usize,
@@ -173,7 +174,7 @@ pub struct CellInfo {
 }
 
 /// One conservation check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     /// The invariant, e.g. `rows_out == rows_in`.
     pub invariant: String,
@@ -185,7 +186,7 @@ pub struct Check {
 }
 
 /// Why a cell did not complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Failure {
     /// `rig_error`, `verification`, `panic`, `invariant`, `signal`, `exit`, `deadline`, `protocol`, `spawn`,
     /// `out_of_memory`, `stack_overflow`, `metrics`, `escaped` (a process left the cell's group and outlived it).

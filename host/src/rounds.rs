@@ -31,7 +31,7 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
         let Some(summary) = Summary::of(&values) else { continue };
         *metric = MetricValue {
             value: summary.mean,
-            ci95: stats::mean_ci95(&values),
+            ci95: stats::metric_mean_ci95(&values),
             n: Some(values.len() as u64),
             ..metric.clone()
         };

@@ -112,6 +112,7 @@ pub fn run(
                 if let Some(signal) = crate::interrupt::received() {
                     return Err(stop(signal, format!("cell {} ({label})", cell.index)));
                 }
+                crate::output::note(&cell_note(&record, &label));
                 done.push(record);
             }
             progress.inc(1);
@@ -182,6 +183,18 @@ fn run_cell(
     record
 }
 
+/// `-v`: one line on a cell that ended.
+fn cell_note(record: &Record, label: &str) -> String {
+    let wall = record.cell.as_ref().map_or(0, |c| c.wall_ms);
+    match &record.failure {
+        Some(f) => {
+            let log = f.log.as_deref().map(|l| format!(" (log: {l})")).unwrap_or_default();
+            format!("{label}: FAILED ({}) after {wall} ms: {}{log}", f.cause, f.message)
+        }
+        None => format!("{label}: measured in {wall} ms"),
+    }
+}
+
 /// `rig k=v k=v`, for progress and tables.
 pub fn label(cell: &Cell) -> String {
     let params: Vec<String> =
@@ -200,8 +213,8 @@ fn phase_word(phase: Phase) -> &'static str {
 }
 
 fn progress_bar(cells: usize) -> ProgressBar {
-    // Progress goes to stderr, and only when a person is watching.
-    if !std::io::stdout().is_terminal() || !std::io::stderr().is_terminal() {
+    // Progress goes to stderr, whenever a person watches it: also when stdout is piped (`run | tee`).
+    if crate::output::quiet() || !std::io::stderr().is_terminal() {
         return ProgressBar::with_draw_target(Some(cells as u64), ProgressDrawTarget::hidden());
     }
     let bar = ProgressBar::new(cells as u64);

@@ -19,6 +19,10 @@ impl Sink {
     /// Opens (creating it and its directory if needed) `path` for appending.
     pub fn open(path: &Path) -> Result<Sink> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // `create_dir_all` would say "File exists" of a file in the way; name it instead.
+            if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+                anyhow::bail!("cannot write {}: {} is a file, not a directory", path.display(), file.display());
+            }
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let file = OpenOptions::new()

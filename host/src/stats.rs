@@ -6,12 +6,13 @@
 //! - Run style: the **mean** over repetitions with a Student-t CI95.
 //! - Every metric also gets median, mean, stddev, MAD and Tukey outlier counts, reported and never dropped.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{self, quantile_of_sorted};
 
 /// How the iterations per sample grow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Sampling {
     /// Every sample runs the same calibrated number of iterations; estimate = median.
@@ -22,7 +23,7 @@ pub enum Sampling {
 }
 
 /// Tukey's fences: values beyond 1.5 IQR from the quartiles are mild outliers, beyond 3 IQR severe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Outliers {
     /// Below q1 − 3 IQR.
     pub low_severe: u32,
@@ -35,7 +36,7 @@ pub struct Outliers {
 }
 
 /// Descriptive statistics of one metric over its samples or repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     /// Number of values.
     pub n: usize,
@@ -161,6 +162,14 @@ pub fn mean_ci95(values: &[f64]) -> Option<[f64; 2]> {
     }
     let half = t_975(s.n - 1) * s.stddev / (s.n as f64).sqrt();
     Some([s.mean - half, s.mean + half])
+}
+
+/// [`mean_ci95`] of a quantity that cannot be negative (every metric unit: times, rates, sizes, counts):
+/// a Student-t interval over two noisy repetitions can reach below zero, which no rate can; it is cut at 0.
+pub fn metric_mean_ci95(values: &[f64]) -> Option<[f64; 2]> {
+    let [lo, hi] = mean_ci95(values)?;
+    let nonnegative = values.iter().all(|v| *v >= 0.0);
+    Some([if nonnegative { lo.max(0.0) } else { lo }, hi])
 }
 
 /// A distribution-free 95% CI of the median from order statistics (ranks n/2 ∓ 1.96·√n/2); cheap enough to

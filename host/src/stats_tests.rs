@@ -95,3 +95,14 @@ proptest! {
         prop_assert!((o.low_severe + o.low_mild + o.high_mild + o.high_severe) as usize <= s.n);
     }
 }
+
+#[test]
+fn a_metric_interval_never_reaches_below_zero() {
+    // regression: `--quick` with 2 repetitions gave `records_per_s ci95 [-3676740, 8308155]`.
+    let rates = [300_000.0, 4_300_000.0];
+    assert!(mean_ci95(&rates).unwrap()[0] < 0.0, "the plain t interval does");
+    let [lo, hi] = metric_mean_ci95(&rates).unwrap();
+    assert_eq!(lo, 0.0);
+    assert_eq!(hi, mean_ci95(&rates).unwrap()[1]);
+    assert!(metric_mean_ci95(&[-1.0, 5.0]).unwrap()[0] < 0.0, "a quantity that can be negative keeps its bound");
+}

@@ -17,6 +17,9 @@ pub fn problems(path: &Path) -> Vec<String> {
     };
     let name = path.display();
     let mut problems = stream.problems.clone();
+    if stream.records.is_empty() {
+        problems.push(format!("{name}: no record (an empty or unreadable stream is not a sound one)"));
+    }
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for (line, record) in &stream.records {
         let text = serde_json::to_string(record).expect("records serialize");

@@ -80,3 +80,23 @@ fn check_refuses_a_library_that_is_not_a_plugin_in_one_line() {
         format!("FAIL {}: not a loadable library: file too short", junk.canonicalize().unwrap().display())
     );
 }
+
+#[test]
+fn plugin_api_can_be_used_from_a_copy_outside_this_workspace() {
+    // regression: plugin-api inherited `edition` and friends from the workspace root, so a copy (or a path
+    // dependency from another workspace) failed with "error inheriting `edition` from workspace root manifest".
+    let sandbox = Sandbox::new();
+    let copy = sandbox.path().join("plugin-api");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api");
+    let status = Command::new("cp").arg("-r").arg(&source).arg(&copy).status().unwrap();
+    assert!(status.success());
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let out = Command::new(cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1", "--manifest-path"])
+        .arg(copy.join("Cargo.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(metadata["packages"][0]["edition"], "2024");
+}

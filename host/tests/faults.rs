@@ -231,3 +231,121 @@ fn two_runs_appending_to_one_stream_at_once_write_only_whole_lines() {
     let runs: std::collections::BTreeSet<_> = records.iter().map(|r| r.run.id.clone()).collect();
     assert_eq!(runs.len(), 2);
 }
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
+
+/// Whether process `pid` has a child (its cell's `benchhost __child`).
+fn has_child(pid: u32) -> bool {
+    let parent = format!(") S {pid} ");
+    let sleeping_or_running = |stat: &str| stat.contains(&parent) || stat.contains(&format!(") R {pid} "));
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+        .any(|stat| sleeping_or_running(&stat))
+}
+
+#[test]
+fn a_process_that_leaves_the_cell_with_setsid_is_caught_killed_and_named() {
+    // regression: a grandchild that called setsid() ran on under PID 1; the cell took 7.0 s against a 3 s
+    // deadline and the failure named only the deadline.
+    let sandbox = Sandbox::new();
+    let extra = "[rig.escapes]\nparams = { after = 3 }\n[rig.escapes_and_hangs]\nparams = { after = 3 }\n";
+    let records = run_between_healthy(&sandbox, &["escapes", "escapes_and_hangs"], extra);
+    assert!(processes_with("86398.5").is_empty() && processes_with("86397.75").is_empty(), "an escapee survived");
+    let escaped = records[1].failure.as_ref().unwrap();
+    assert_eq!(escaped.cause, "escaped", "{escaped:?}");
+    assert!(escaped.message.starts_with("a process left the cell's process group (setsid)"), "{}", escaped.message);
+    assert!(escaped.message.contains("(sleep)"), "{}", escaped.message);
+    assert_eq!(records[1].cell.as_ref().unwrap().escaped.len(), 1);
+    let hung = records[3].failure.as_ref().unwrap();
+    assert_eq!(hung.cause, "deadline");
+    assert!(hung.message.contains("; a process left the cell's process group (setsid)"), "{}", hung.message);
+    let wall = records[3].cell.as_ref().unwrap().wall_ms;
+    assert!(wall < 4500, "the 3 s deadline ended the cell at {wall} ms, not the escapee's pipes");
+}
+
+#[test]
+fn a_wrong_answer_in_the_warm_up_run_is_a_failure() {
+    // regression: run style discarded its warm-up run unchecked, so a wrong cold answer hid behind right ones.
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SETTINGS}[rig.conveyor]\nparams = {{ lose_first = 1 }}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().code(1);
+    let (records, _) = sandbox.records("r.jsonl");
+    let failure = records[0].failure.as_ref().expect("a failure, not a measurement");
+    assert_eq!(failure.message, "consumed == produced violated: consumed = 999, produced = 1000 (the warm-up run)");
+}
+
+#[test]
+fn ctrl_c_or_sigterm_stops_the_running_cell_with_the_run_and_keeps_what_was_written() {
+    // regression: ^C ended benchhost and left `benchhost __child` burning CPU under PID 1, with its scratch
+    // directory and log in /tmp/benchhost/<id>/.
+    for (signal, code, name) in [(libc::SIGINT, 130, "SIGINT"), (libc::SIGTERM, 143, "SIGTERM")] {
+        let sandbox = Sandbox::new();
+        let tmp = sandbox.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        sandbox.write("rigs.toml", SETTINGS.replace("deadline = \"3s\"", "deadline = \"60s\"").as_str());
+        let child = std::process::Command::new(support::bin())
+            .current_dir(sandbox.path())
+            .env("TMPDIR", &tmp)
+            .args(["run", "--out", "r.jsonl", "--plugin", "healthy", "--plugin", "hangs", "--plugin-dir"])
+            .arg(fault_plugins())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The healthy cell's record is written, then the hang's child runs: interrupt it there.
+        let started = std::time::Instant::now();
+        while sandbox.records_if_any("r.jsonl").is_empty() || !has_child(child.id()) {
+            assert!(started.elapsed().as_secs() < 60, "the run never reached its second cell");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(
+            stderr.contains(&format!("interrupted by {name} during cell 1 (hangs ")),
+            "the line names the signal and the cell: {stderr}"
+        );
+        assert!(stderr.contains("the 1 records written before are kept in r.jsonl"), "{stderr}");
+        assert_no_process_left_in(sandbox.path());
+        let (records, problems) = sandbox.records("r.jsonl");
+        assert!(problems.is_empty() && records.len() == 1, "the healthy record, whole: {problems:?}");
+        let left: Vec<_> = std::fs::read_dir(tmp.join("benchhost")).into_iter().flatten().flatten().collect();
+        assert!(left.is_empty(), "scratch directories and logs were left: {left:?}");
+    }
+}
+
+#[test]
+fn a_record_that_cannot_be_written_is_kept_and_the_place_named() {
+    // regression: on a full disk the first cell's record was lost with `No space left on device`.
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", SETTINGS);
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "/dev/full", "--plugin", "healthy", "--plugin", "healthy", "--plugin-dir"])
+        .arg(fault_plugins());
+    let out = cmd.assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let line = stderr.lines().find(|l| l.starts_with('{')).expect("the record, as one JSON line on stderr");
+    let record: benchhost::record::Record = serde_json::from_str(line).unwrap();
+    assert_eq!((record.bench.as_str(), record.kind), ("healthy", Kind::Measurement));
+    assert!(stderr.contains("the record could not be written to /dev/full"), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    // Saved next to the target too, when that directory takes a file (here /dev, as root).
+    if let Some(rescued) = stderr.split("it is saved in ").nth(1).and_then(|s| s.split(' ').next()) {
+        let saved = std::fs::read_to_string(rescued).unwrap();
+        let _ = std::fs::remove_file(rescued);
+        assert_eq!(saved.trim_end(), line);
+    }
+}

@@ -33,6 +33,31 @@ fn a_plugin_file_or_directory_others_can_write_is_refused_unless_allowed() {
 }
 
 #[test]
+fn group_write_under_the_owners_private_group_is_accepted_and_any_other_group_is_told_the_chmod() {
+    // regression: with umask 002 the five-minute flow was refused (`writable by others (mode 775)`).
+    let sandbox = Sandbox::new();
+    let dir = sandbox.path().join("umask002");
+    std::fs::create_dir(&dir).unwrap();
+    let lib = dir.join("libfixture_faults.so");
+    std::fs::copy(fault_plugins().join("libfixture_faults.so"), &lib).unwrap();
+    for path in [&lib, &dir] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o775)).unwrap();
+    }
+    let list = || {
+        let out = sandbox.cmd().args(["list", "--plugin-dir"]).arg(&dir).assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    // The tests run as root, whose primary group (0) has no other member: mode 775 under it is accepted.
+    assert!(list().contains("healthy"), "{}", list());
+    // The same mode under a group the owner shares (gid 100, not its primary group) is refused, with the fix.
+    std::os::unix::fs::chown(&lib, None, Some(100)).unwrap();
+    let stdout = list();
+    assert!(!stdout.contains("healthy"), "{stdout}");
+    assert!(stdout.contains(&format!("writable by other members of its group (mode 775)")), "{stdout}");
+    assert!(stdout.contains(&format!("fix it with `chmod go-w {}`", lib.display())), "{stdout}");
+}
+
+#[test]
 fn a_secret_given_with_set_never_reaches_a_results_file_or_the_screen() {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", "[defaults]\nwarmup = \"20ms\"\nmeasurement = \"100ms\"\nsamples = 5\n");
@@ -92,6 +117,12 @@ fn records_carry_the_plugins_sha256_and_a_pinned_sha256_that_differs_refuses_the
     let refused = run(&zeros).code(2);
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
     assert!(stderr.contains(&format!("refused: its sha256 is {actual}, rigs.toml pins {zeros}")), "{stderr}");
+    // regression: the refusal was followed by `unknown rig`, as if the rig did not exist.
+    assert!(
+        stderr.contains("--plugin: rig `healthy` was not found; refused libraries may provide it: ")
+            && !stderr.contains("unknown rig"),
+        "{stderr}"
+    );
     assert_eq!(sandbox.records("r.jsonl").0.len(), 2, "nothing ran, nothing lost");
 
     let malformed = run("abc").code(2);

@@ -29,8 +29,8 @@ enum Command {
     /// Run DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse.
     Query {
         /// The statement, e.g. "SELECT bench, metric, avg(value) FROM metrics GROUP BY 1, 2".
-        sql: String,
-        /// Results files to query.
+        sql: Option<String>,
+        /// Results files to query (the statement may follow them: `--from FILE... "SQL"`).
         #[arg(long = "from", value_name = "FILE", num_args = 1..)]
         from: Vec<PathBuf>,
         /// The warehouse to query.
@@ -60,6 +60,19 @@ fn read(files: &[PathBuf]) -> Result<Vec<Record>> {
     Ok(records)
 }
 
+/// The SQL of `query`: the positional statement, or, when options came first (`--from FILE "SQL"`, as most
+/// people type it), the last `--from` value that is not a file: `--from` takes several files and would
+/// otherwise swallow the statement.
+fn statement(sql: Option<String>, from: &mut Vec<PathBuf>) -> Result<String> {
+    if let Some(sql) = sql {
+        return Ok(sql);
+    }
+    match from.last() {
+        Some(last) if !last.exists() => Ok(from.pop().expect("a last value").to_string_lossy().into_owned()),
+        _ => bail!("no SQL statement: query \"SELECT ...\" --from FILE... (or --warehouse DIR)"),
+    }
+}
+
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Publish { files, warehouse } => {
@@ -72,7 +85,8 @@ async fn run(cli: Cli) -> Result<()> {
                 warehouse.display()
             );
         }
-        Command::Query { sql, from, warehouse } => {
+        Command::Query { sql, mut from, warehouse } => {
+            let sql = statement(sql, &mut from)?;
             let records = match (from.is_empty(), warehouse) {
                 (false, None) => read(&from)?,
                 (true, Some(dir)) => Warehouse::open(&dir).await?.records().await?,
@@ -103,5 +117,24 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statement_may_follow_the_files_of_from() {
+        // regression: `query --from FILE "SQL"` failed with only "For more information, try '--help'".
+        let cli = Cli::try_parse_from(["w", "query", "--from", "Cargo.toml", "SELECT 1"]).unwrap();
+        let Command::Query { sql, mut from, .. } = cli.command else { panic!() };
+        assert_eq!(statement(sql, &mut from).unwrap(), "SELECT 1");
+        assert_eq!(from, [PathBuf::from("Cargo.toml")]);
+        let cli = Cli::try_parse_from(["w", "query", "SELECT 2", "--from", "Cargo.toml"]).unwrap();
+        let Command::Query { sql, mut from, .. } = cli.command else { panic!() };
+        assert_eq!(statement(sql, &mut from).unwrap(), "SELECT 2");
+        let mut only_files = vec![PathBuf::from("Cargo.toml")];
+        assert!(statement(None, &mut only_files).unwrap_err().to_string().starts_with("no SQL statement"));
     }
 }

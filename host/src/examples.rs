@@ -1,0 +1,86 @@
+//! The `Examples:` section of each command's `--help`: the lines a user types first, as hyperfine and cargo
+//! show them.
+
+/// `benchhost list`.
+pub const LIST: &str = "Examples:
+  benchhost list
+  benchhost list --plugin-dir target/release --json";
+
+/// `benchhost run`.
+pub const RUN: &str = "Examples:
+  benchhost run --plugin wal --quick                  # a smoke run of one rig
+  benchhost run 'wal.*compression=zstd'               # only the cells whose label matches
+  benchhost run --plugin wal --set rows=10000 --measurement 5s --samples 50
+  benchhost run --interleave --fail-on regressed      # arms paired round by round, gate on the verdicts
+  benchhost run --save-baseline main                  # then, on a branch: benchhost run --baseline main
+  benchhost run --plugin wal --export-markdown wal.md --export-html wal.html";
+
+/// `benchhost plan`.
+pub const PLAN: &str = "Examples:
+  benchhost plan
+  benchhost plan --plugin kafka_topology --shard 1/4 --json";
+
+/// `benchhost compare`.
+pub const COMPARE: &str = "Examples:
+  benchhost compare main results/results.jsonl --fail-on regressed
+  benchhost compare old.jsonl new.jsonl --threshold 5% --out verdicts.jsonl
+  benchhost compare old.jsonl new.jsonl --json";
+
+/// `benchhost calibrate`.
+pub const CALIBRATE: &str = "Examples:
+  benchhost calibrate --plugin wal --rounds 10
+  benchhost run --plugin wal --interleave --threshold auto";
+
+/// `benchhost import`.
+pub const IMPORT: &str = "Examples:
+  benchhost import criterion target/criterion --out results/criterion.jsonl";
+
+/// `benchhost report`.
+pub const REPORT: &str = "Examples:
+  benchhost report results/*.jsonl --format md
+  benchhost report results/*.jsonl --format html --out report.html
+  benchhost report results/results.jsonl --format bmf > bmf.json";
+
+/// `benchhost show`.
+pub const SHOW: &str = "Examples:
+  benchhost show results/results.jsonl
+  benchhost show results/*.jsonl | less -S";
+
+/// `benchhost verify`.
+pub const VERIFY: &str = "Examples:
+  benchhost verify results/*.jsonl";
+
+/// `benchhost check`.
+pub const CHECK: &str = "Examples:
+  benchhost check target/release/libmy_rig.so
+  benchhost check target/release/libmy_rig.so --deadline 30s";
+
+/// `benchhost merge`.
+pub const MERGE: &str = "Examples:
+  benchhost merge nightly.jsonl shard-1.jsonl shard-2.jsonl shard-3.jsonl";
+
+/// `benchhost publish`.
+pub const PUBLISH: &str = "Examples:
+  benchhost publish results/results.jsonl --warehouse /shared/benchhost";
+
+/// `benchhost query`.
+pub const QUERY: &str = "Examples:
+  benchhost query \"SELECT bench, metric, avg(value) FROM metrics GROUP BY 1, 2\" --from results/*.jsonl
+  benchhost query --warehouse wh \"SELECT decision, count(*) FROM records GROUP BY 1\"";
+
+/// `benchhost new-rig`.
+pub const NEW_RIG: &str = "Examples:
+  benchhost new-rig my_rig && cd my_rig && cargo test && cargo build --release";
+
+/// `benchhost completions`.
+pub const COMPLETIONS: &str = "Examples:
+  benchhost completions bash > ~/.local/share/bash-completion/completions/benchhost
+  benchhost completions zsh > ~/.zfunc/_benchhost";
+
+/// `benchhost man`.
+pub const MAN: &str = "Examples:
+  benchhost man > benchhost.1 && man ./benchhost.1";
+
+/// `benchhost schema`.
+pub const SCHEMA: &str = "Examples:
+  benchhost schema > schema-1.json";
