@@ -43,7 +43,7 @@ pub(crate) enum Command {
     List(ListArgs),
     /// Run the matrix of rigs.toml (or the rigs named with --plugin), one child process per cell.
     #[command(after_help = crate::examples::RUN)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the cells a run would execute, without running them.
     #[command(after_help = crate::examples::PLAN)]
     Plan(PlanArgs),
@@ -167,7 +167,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run(args) => crate::run_matrix::run_matrix(args),
+        Command::Run(args) => crate::run_matrix::run_matrix(*args),
         Command::Plan(args) => {
             let (_, cells) = resolve(&args.matrix)?;
             if args.json {

@@ -1,14 +1,16 @@
-//! Property-based fuzzing of the three decoders that read what others wrote: the results-stream reader, the
-//! `rigs.toml` parser and validator, and the child -> parent protocol decoder. Arbitrary and mutated inputs
+//! Property-based fuzzing of the decoders that read what others wrote: the results-stream reader, the
+//! `rigs.toml` parser and validator, the child -> parent protocol decoder, and every duration, size, fraction
+//! and number the command line or `rigs.toml` takes. Arbitrary and mutated inputs
 //! must give a value or an error, never a panic. CI runs proptest's default 256 cases per target; the long run:
 //! `PROPTEST_CASES=200000 cargo test -p benchhost --test fuzz --release`. A crash found becomes a named test.
 
 use std::path::Path;
 
-use benchhost::config::Config;
+use benchhost::config::{Config, parse_duration, parse_fraction, parse_size};
 use benchhost::matrix::{self, Catalog, Overrides};
 use benchhost::{protocol, reader};
 use benchhost_plugin_api::{Descriptor, Metric, Param};
+use clap::Parser;
 use proptest::prelude::*;
 
 const STREAM: &str = include_str!("fixtures/streams/seed003.jsonl");
@@ -64,7 +66,53 @@ fn wal() -> OneRig {
     )
 }
 
+/// Text shaped like a number with a unit, often absurd: digits (up to 40), maybe a fraction, an exponent, a
+/// sign, spaces, and a unit that may or may not exist.
+fn number_like() -> impl Strategy<Value = String> {
+    let unit = prop::sample::select(vec![
+        "", "ns", "us", "µs", "ms", "s", "m", "min", "h", "d", "%", "KiB", "MiB", "GiB", "KB", "GB", "B", "x",
+    ]);
+    ("[-+ ]?", "[0-9]{0,40}", "(\\.[0-9]{0,20})?", "(e[-+]?[0-9]{1,4})?", " ?", unit)
+        .prop_map(|(sign, int, frac, exp, space, unit)| format!("{sign}{int}{frac}{exp}{space}{unit}"))
+}
+
 proptest! {
+    #[test]
+    fn durations_sizes_and_fractions_give_a_value_or_an_error(text in prop_oneof![number_like(), "\\PC{0,30}"]) {
+        // regression: `99999999999999999999h` panicked in Duration::from_secs_f64 (exit 101).
+        if let Ok(d) = parse_duration(&text) {
+            prop_assert!(d <= benchhost::config::MAX_DURATION);
+        }
+        if let Ok(bytes) = parse_size(&text) {
+            prop_assert!(bytes > 0);
+        }
+        if let Ok(f) = parse_fraction(&text) {
+            prop_assert!(f > 0.0 && f < 1.0);
+        }
+    }
+
+    #[test]
+    fn every_number_argument_of_run_parses_or_is_refused_by_clap(
+        flag in prop::sample::select(vec![
+            "--deadline", "--budget", "--warmup", "--measurement", "--samples", "--repetitions", "--resamples",
+            "--max-cells", "--rounds", "--target-ci", "--threshold", "--shard",
+        ]),
+        value in prop_oneof![number_like(), "\\PC{0,20}"],
+    ) {
+        let _ = benchhost::cli::Cli::try_parse_from(["benchhost", "run", flag, value.as_str()]);
+    }
+
+    #[test]
+    fn every_set_value_expands_or_is_a_config_error(value in prop_oneof![number_like(), "\\PC{0,20}"]) {
+        let config = Config::parse(Path::new("rigs.toml"), "[rig.wal]\n".into()).unwrap();
+        for key in ["rows", "compression"] {
+            let overrides = Overrides { sets: vec![(key.into(), value.clone())], ..Overrides::default() };
+            if let Ok(cells) = matrix::expand(&config, &wal(), &overrides) {
+                prop_assert!(cells.iter().all(|c| c.params.values().all(|v| !v.is_null())), "no NaN became null");
+            }
+        }
+    }
+
     #[test]
     fn the_reader_survives_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
         let _ = reader::parse(Path::new("fuzz.jsonl"), &bytes);

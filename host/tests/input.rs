@@ -134,12 +134,17 @@ fn a_newest_run_that_failed_fails_the_comparison_and_shows_in_every_report() {
     sandbox.write("rigs.toml", &format!("{SETTINGS}[rig.conveyor]\n"));
     let (code, _, stderr) = run(&sandbox, &["run", "--out", "good.jsonl"]);
     assert_eq!(code, 0, "{stderr}");
-    std::fs::copy(sandbox.path().join("good.jsonl"), sandbox.path().join("stream.jsonl")).unwrap();
-    let (code, _, _) = run(&sandbox, &["run", "--out", "stream.jsonl", "--set", "lose=1"]);
-    assert_eq!(code, 1);
-    let (records, _) = sandbox.records("stream.jsonl");
-    assert_eq!(records.iter().map(|r| r.kind).collect::<Vec<_>>(), [Kind::Measurement, Kind::Failure]);
-
+    // The same series, newer, failed: what a broken build appends (a faulty run of the same cell).
+    let (good, _) = sandbox.records("good.jsonl");
+    let mut failed = good[0].clone();
+    failed.kind = Kind::Failure;
+    failed.metrics.clear();
+    failed.run.ts_ms += 1000;
+    failed.failure = serde_json::from_str(
+        r#"{"cause":"invariant","message":"consumed == produced violated: consumed = 999, produced = 1000"}"#,
+    )
+    .unwrap();
+    sandbox.write("stream.jsonl", &format!("{}\n{}\n", good[0].to_line(), failed.to_line()));
     let (code, stdout, _) = read(&sandbox, &["compare", "good.jsonl", "stream.jsonl"]);
     assert_eq!(code, 1, "a failed newest run fails the gate without --fail-on: {stdout}");
     assert!(stdout.contains("failed") && !stdout.contains("inconclusive"), "{stdout}");
@@ -149,7 +154,8 @@ fn a_newest_run_that_failed_fails_the_comparison_and_shows_in_every_report() {
     assert_eq!(bmf.trim(), "{}", "no older number is published");
     assert!(stderr.contains("conveyor"), "the left-out series is named: {stderr}");
     let (_, csv, _) = read(&sandbox, &["report", "stream.jsonl", "--format", "csv"]);
-    assert!(csv.lines().last().unwrap().contains(",invariant: consumed == produced violated: consumed = 999"), "{csv}");
+    let last = csv.lines().last().unwrap();
+    assert!(last.ends_with(r#","invariant: consumed == produced violated: consumed = 999, produced = 1000""#), "{csv}");
 }
 
 #[test]

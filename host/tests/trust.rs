@@ -53,7 +53,7 @@ fn group_write_under_the_owners_private_group_is_accepted_and_any_other_group_is
     std::os::unix::fs::chown(&lib, None, Some(100)).unwrap();
     let stdout = list();
     assert!(!stdout.contains("healthy"), "{stdout}");
-    assert!(stdout.contains(&format!("writable by other members of its group (mode 775)")), "{stdout}");
+    assert!(stdout.contains("writable by other members of its group (mode 775)"), "{stdout}");
     assert!(stdout.contains(&format!("fix it with `chmod go-w {}`", lib.display())), "{stdout}");
 }
 
