@@ -15,6 +15,16 @@ pub fn records_table(records: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["#", "bench", "variant", "result"]);
+    let shown = shown_variants(records);
+    for (i, (record, variant)) in records.iter().zip(shown).enumerate() {
+        table.add_row([(i + 1).to_string(), record.bench.clone(), variant, result(record)]);
+    }
+    table.to_string()
+}
+
+/// Each record's variant as tables show it: of each rig, only the keys whose values differ between its rows
+/// (all of them for a rig with a single row).
+fn shown_variants(records: &[&Record]) -> Vec<String> {
     let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, record) in records.iter().enumerate() {
         by_bench.entry(&record.bench).or_default().push(i);
@@ -24,13 +34,10 @@ pub fn records_table(records: &[&Record]) -> String {
         let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
         let (fixed, names) = crate::export::short_names(&variants);
         for (&i, name) in rows.iter().zip(names) {
-            shown[i] = if rows.len() == 1 { fixed.clone() } else { name.replace('/', " ") };
+            shown[i] = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
         }
     }
-    for (i, (record, variant)) in records.iter().zip(shown).enumerate() {
-        table.add_row([(i + 1).to_string(), record.bench.clone(), variant, result(record)]);
-    }
-    table.to_string()
+    shown
 }
 
 fn result(record: &Record) -> String {
@@ -49,9 +56,15 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["bench", "variant", "metric", "change [CI95]", "decision"]);
+    // Of one series' several verdicts (one per metric), the variant is the same: tell series apart once.
+    let series: Vec<&Record> = {
+        let mut seen = std::collections::BTreeSet::new();
+        verdicts.iter().copied().filter(|r| seen.insert(crate::compare::series(r))).collect()
+    };
+    let names: BTreeMap<_, _> = series.iter().map(|r| crate::compare::series(r)).zip(shown_variants(&series)).collect();
     for record in verdicts {
         let Some(v) = &record.verdict else { continue };
-        let variant: Vec<String> = record.variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+        let variant = names.get(&crate::compare::series(record)).cloned().unwrap_or_default();
         let change = match (v.ratio, v.ci95) {
             (Some(r), Some([lo, hi])) => {
                 format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
@@ -59,7 +72,7 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
             _ => "-".into(),
         };
         let metric = v.metric.clone().unwrap_or_else(|| "-".into());
-        table.add_row([record.bench.clone(), variant.join(" "), metric, change, v.decision.name().to_string()]);
+        table.add_row([record.bench.clone(), variant, metric, change, v.decision.name().to_string()]);
     }
     table.to_string()
 }
@@ -203,6 +216,28 @@ fn range(min: Option<f64>, max: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_name_series_by_the_keys_that_differ_within_their_rig() {
+        let record = |rows: i64| {
+            let variant = [("codec".to_string(), Value::from("zstd")), ("rows".to_string(), Value::from(rows))];
+            let run = crate::record::RunInfo::for_tests(1, Some("a"));
+            let m = MetricValue { value: 5.0, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
+            Record::measurement_for_tests("wal", run, variant.into(), [("t".to_string(), m)].into())
+        };
+        let (a, b) = (record(10), record(20));
+        let shown = shown_variants(&[&a, &b]);
+        assert_eq!(shown, ["rows=10", "rows=20"]);
+        assert_eq!(shown_variants(&[&a]), ["codec=zstd rows=10"], "a single row shows everything");
+        let verdicts = crate::compare::compare(
+            &[a.clone(), b.clone()],
+            &[a, b],
+            &|_, _| 0.03,
+            &crate::record::RunInfo::for_tests(2, None),
+        );
+        let table = verdicts_table(&verdicts.iter().collect::<Vec<_>>());
+        assert!(table.contains("rows=20") && !table.contains("codec=zstd"), "{table}");
+    }
 
     #[test]
     fn ranges_show_only_bounds_that_bind() {

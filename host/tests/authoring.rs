@@ -58,6 +58,16 @@ fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
     assert_eq!(verdicts(&stdout), ["FAIL demo_rig", "pass demo_rig_run"], "{stdout}");
     let broken = "FAIL demo_rig: invariant: sum == expected_sum violated: sum = 49995000, expected_sum = 49995001";
     assert!(stdout.contains(broken), "{stdout}");
+
+    // regression: `check` had no --deadline, so a rig that hangs held it for the default 10 minutes.
+    let hang = "self.iterations += 1;\n        loop { std::thread::sleep(std::time::Duration::from_secs(1)); }";
+    std::fs::write(&lib_rs, source.replace("self.iterations += 1;", hang)).unwrap();
+    cargo(&crate_dir, &["build", "--release", "--quiet"], &target);
+    let started = std::time::Instant::now();
+    let out = sandbox.cmd().arg("check").arg(&library).args(["--deadline", "2s"]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("FAIL demo_rig: deadline: deadline of the cell exceeded"), "{stdout}");
+    assert!(started.elapsed().as_secs() < 60, "check ended at its deadline, not 10 minutes later");
 }
 
 /// The `pass RIG` / `FAIL RIG` heads of check's lines.
