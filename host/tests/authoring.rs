@@ -6,7 +6,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use benchhost::record::Kind;
+use benchhost_record::Kind;
 use support::Sandbox;
 
 fn cargo(dir: &Path, args: &[&str], target: &Path) {

@@ -2,7 +2,7 @@
 
 mod support;
 
-use benchhost::record::Kind;
+use benchhost_record::Kind;
 use predicates::prelude::*;
 use support::{Sandbox, quick_run_of_repo_matrix, workspace_plugins};
 

@@ -3,8 +3,8 @@
 
 mod support;
 
-use benchhost::compare::Decision;
-use benchhost::record::Kind;
+use benchhost_record::Decision;
+use benchhost_record::Kind;
 use support::{Sandbox, fault_plugins};
 
 fn line(ts: u64, id: &str, mode: &str, rate: f64, half: f64) -> String {
@@ -73,7 +73,7 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
     };
     run(&["--save-baseline", "main"]);
     let baseline = sandbox.path().join("res/baselines/main.jsonl");
-    let (saved, _) = benchhost::reader::read(&baseline).map(|s| (s.records, s.problems)).unwrap();
+    let (saved, _) = benchhost_record::reader::read(&baseline).map(|s| (s.records, s.problems)).unwrap();
     assert_eq!(saved.len(), 1);
     let base_run = saved[0].1.run.id.clone();
 
@@ -91,7 +91,7 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
 }
 
 /// The records of `run --rounds ROUNDS` over two arms of the healthy rig (200 and 600 µs per iteration).
-fn two_arms_interleaved(rounds: &str) -> Vec<benchhost::record::Record> {
+fn two_arms_interleaved(rounds: &str) -> Vec<benchhost_record::Record> {
     let sandbox = Sandbox::new();
     let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
     sandbox.write("rigs.toml", config);

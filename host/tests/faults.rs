@@ -3,7 +3,7 @@
 
 mod support;
 
-use benchhost::record::Kind;
+use benchhost_record::Kind;
 use support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = r#"
@@ -15,7 +15,7 @@ repetitions = 3
 deadline = "3s"
 "#;
 
-fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<benchhost::record::Record> {
+fn run_between_healthy(sandbox: &Sandbox, rigs: &[&str], extra: &str) -> Vec<benchhost_record::Record> {
     sandbox.write("rigs.toml", &format!("{SETTINGS}{extra}"));
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
@@ -338,7 +338,7 @@ fn a_record_that_cannot_be_written_is_kept_and_the_place_named() {
     let out = cmd.assert().code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     let line = stderr.lines().find(|l| l.starts_with('{')).expect("the record, as one JSON line on stderr");
-    let record: benchhost::record::Record = serde_json::from_str(line).unwrap();
+    let record: benchhost_record::Record = serde_json::from_str(line).unwrap();
     assert_eq!((record.bench.as_str(), record.kind), ("healthy", Kind::Measurement));
     assert!(stderr.contains("the record could not be written to /dev/full"), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");

@@ -55,7 +55,7 @@ fn a_second_run_shows_the_change_against_the_first_and_exports_in_every_format()
     assert!(second.contains("change against the previous record of each series in r.jsonl"), "{second}");
     assert_eq!(second.matches("iter_time").count(), 6, "three cells: a result and a change each: {second}");
     let read = |name: &str| std::fs::read_to_string(sandbox.path().join(name)).unwrap();
-    let json: Vec<benchhost::record::Record> = serde_json::from_str(&read("e.json")).unwrap();
+    let json: Vec<benchhost_record::Record> = serde_json::from_str(&read("e.json")).unwrap();
     assert_eq!(json.len(), 3, "this run's records only");
     assert_eq!(read("e.csv").lines().count(), 1 + 3);
     assert!(read("e.md").contains("## healthy") && read("e.html").contains("<svg"));
@@ -90,7 +90,7 @@ fn list_plan_and_compare_speak_json() {
     assert_eq!(output(&sandbox, &["run", "--out", "r.jsonl"], true).0, 0);
     let (code, compare, _) = output(&sandbox, &["compare", "r.jsonl", "r.jsonl", "--json"], false);
     assert_eq!(code, 0);
-    let verdicts: Vec<benchhost::record::Record> = serde_json::from_str(&compare).unwrap();
+    let verdicts: Vec<benchhost_record::Record> = serde_json::from_str(&compare).unwrap();
     assert_eq!(verdicts.len(), 3, "one verdict per series and metric");
 }
 

@@ -3,7 +3,7 @@
 
 mod support;
 
-use benchhost::record::Kind;
+use benchhost_record::Kind;
 use support::{Sandbox, fault_plugins};
 
 #[test]

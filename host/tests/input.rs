@@ -3,7 +3,7 @@
 
 mod support;
 
-use benchhost::record::Kind;
+use benchhost_record::Kind;
 use support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"50ms\"\nsamples = 5\nrepetitions = 2\n";

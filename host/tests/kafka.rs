@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use benchhost::record::{Kind, Record};
+use benchhost_record::{Kind, Record};
 use support::{Sandbox, workspace_plugins};
 
 /// One Kafka run at a time (see the rig's own tests: concurrent runs on 2 cores starve each other's feeds).

@@ -80,7 +80,7 @@ fn a_secret_given_with_set_never_reaches_a_results_file_or_the_screen() {
     }
     let (records, _) = sandbox.records("r.jsonl");
     let variant = &records[0].variant;
-    assert_eq!(records[0].kind, benchhost::record::Kind::Measurement, "the rig got the real values");
+    assert_eq!(records[0].kind, benchhost_record::Kind::Measurement, "the rig got the real values");
     assert_eq!(
         (variant["password"].as_str(), variant["sasl.password"].as_str()),
         (Some("<redacted>"), Some("<redacted>"))

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use benchhost::record::Record;
+use benchhost_record::Record;
 use benchhost_warehouse::{store::Warehouse, tables};
 use clap::{Parser, Subcommand};
 
@@ -51,7 +51,7 @@ enum Command {
 fn read(files: &[PathBuf]) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     for file in files {
-        let stream = benchhost::reader::read(file)?;
+        let stream = benchhost_record::reader::read(file)?;
         for problem in &stream.problems {
             eprintln!("note: {problem}");
         }
@@ -96,11 +96,7 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Export { warehouse, out } => {
             let records = Warehouse::open(&warehouse).await?.records().await?;
-            let mut sink = benchhost::sink::Sink::open(&out)?;
-            for record in &records {
-                sink.append(record)?;
-            }
-            sink.sync()?;
+            benchhost_record::sink::Sink::append_all(&out, &records)?;
             println!("{} records appended to {}", records.len(), out.display());
         }
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray, TimestampMicrosecondArray};
-use benchhost::record::Record;
+use benchhost_record::Record;
 use futures::TryStreamExt;
 use iceberg::io::LocalFsStorageFactory;
 use iceberg::spec::{DataFileFormat, NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};

@@ -10,7 +10,7 @@ use arrow::array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray,
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
-use benchhost::record::Record;
+use benchhost_record::Record;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
@@ -77,7 +77,7 @@ pub fn records_batch(records: &[Record]) -> arrow::error::Result<RecordBatch> {
 
 /// The `metrics` table.
 pub fn metrics_batch(records: &[Record]) -> arrow::error::Result<RecordBatch> {
-    let rows: Vec<(&Record, &String, &benchhost::record::MetricValue)> =
+    let rows: Vec<(&Record, &String, &benchhost_record::MetricValue)> =
         records.iter().flat_map(|r| r.metrics.iter().map(move |(name, m)| (r, name, m))).collect();
     let mut fields = vec![
         Field::new("bench", DataType::Utf8, false),
@@ -133,7 +133,7 @@ mod tests {
     fn both_tables_carry_the_run_fields_and_metrics_has_one_row_per_metric() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/compaction.jsonl");
         let records: Vec<Record> =
-            benchhost::reader::read(path.as_ref()).unwrap().records.into_iter().map(|(_, r)| r).collect();
+            benchhost_record::reader::read(path.as_ref()).unwrap().records.into_iter().map(|(_, r)| r).collect();
         let (r, m) = (records_batch(&records).unwrap(), metrics_batch(&records).unwrap());
         assert_eq!(r.num_rows(), records.len());
         assert_eq!(m.num_rows(), records.iter().map(|r| r.metrics.len()).sum::<usize>());

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use benchhost::reader;
-use benchhost::record::Record;
+use benchhost_record::Record;
+use benchhost_record::reader;
 
 /// The benchhost binary under test.
 pub fn bin() -> PathBuf {

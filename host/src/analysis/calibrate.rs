@@ -1,0 +1,126 @@
+//! The noise floor of this host: A/A comparisons of a cell against itself, from the rounds of one
+//! interleaved run, stored as records that later comparisons on the same host use as their threshold. Pure.
+//!
+//! Every pair of rounds of one cell is an A/A comparison (no code changed), judged exactly as `compare`
+//! judges a real change. Any `improved` or `regressed` among them is a false alarm.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::analysis::compare::{decide, ratio_ci};
+use crate::stats;
+use benchhost_record::{Decision, series};
+use benchhost_record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+
+/// Variant key marking a calibration series (its value is always `"aa"`).
+pub const MARK: &str = "calibration";
+/// Variant key naming the metric a calibration record is about.
+pub const METRIC: &str = "calibrated_metric";
+/// False-alarm rate the suggested threshold keeps to.
+pub const TARGET_FALSE_ALARMS: f64 = 0.01;
+
+/// One calibration record per cell and metric, from each cell's per-round measurement records.
+pub fn calibrate(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Record> {
+    let mut out = Vec::new();
+    for rounds in cells.iter().filter(|r| r.len() >= 2 && r.iter().all(|r| r.kind == Kind::Measurement)) {
+        let first = &rounds[0];
+        for (name, metric) in &first.metrics {
+            let values: Vec<&MetricValue> = rounds.iter().filter_map(|r| r.metrics.get(name)).collect();
+            if values.len() < 2 || values.iter().any(|m| m.value == 0.0) {
+                continue;
+            }
+            let pairs = pair_cis(&values);
+            let alarms = |t: f64| pairs.iter().filter(|ci| is_alarm(decide(**ci, metric.higher_is_better, t))).count();
+            let rate = alarms(threshold) as f64 / pairs.len() as f64;
+            // The smallest threshold (in 0.1% steps) at which at most 1% of the A/A pairs alarm.
+            let suggested = (1..=1000)
+                .map(|i| i as f64 / 1000.0)
+                .find(|t| alarms(*t) as f64 <= TARGET_FALSE_ALARMS * pairs.len() as f64);
+            let estimates: Vec<f64> = values.iter().map(|m| m.value).collect();
+            let cv = crate::stats::summarize(&estimates).map_or(f64::NAN, |s| s.stddev / s.mean.abs());
+            let widths: Vec<f64> =
+                values.iter().filter_map(|m| m.ci95.map(|[lo, hi]| (hi - lo) / 2.0 / m.value.abs())).collect();
+            let pct = |v: f64, n: usize| MetricValue {
+                value: 100.0 * v,
+                unit: "%".into(),
+                higher_is_better: false,
+                ci95: None,
+                n: Some(n as u64),
+            };
+            let mut metrics = BTreeMap::from([
+                ("false_alarm_pct".to_string(), pct(rate, pairs.len())),
+                ("round_cv_pct".to_string(), pct(cv, values.len())),
+            ]);
+            if !widths.is_empty() {
+                metrics.insert("ci_half_width_pct".into(), pct(stats::median(&widths), widths.len()));
+            }
+            if let Some(t) = suggested {
+                metrics.insert("suggested_threshold_pct".into(), pct(t, pairs.len()));
+            }
+            let mut variant = first.variant.clone();
+            variant.insert(MARK.into(), Value::from("aa"));
+            variant.insert(METRIC.into(), Value::from(name.as_str()));
+            let note = format!(
+                "A/A: {} of {} round pairs alarmed at ±{:.1}%; rounds vary {:.2}% (CV)",
+                alarms(threshold),
+                pairs.len(),
+                threshold * 100.0,
+                cv * 100.0
+            );
+            out.push(Record {
+                schema: SCHEMA,
+                bench: first.bench.clone(),
+                kind: Kind::Measurement,
+                run: run.clone(),
+                variant,
+                metrics,
+                note: Some(note),
+                plugin: first.plugin.clone(),
+                cell: None,
+                checks: vec![],
+                failure: None,
+                verdict: None,
+            });
+        }
+    }
+    out
+}
+
+/// The ratio CI of every pair of rounds (later over earlier), exactly as `compare` builds it.
+fn pair_cis(values: &[&MetricValue]) -> Vec<[f64; 2]> {
+    let mut cis = Vec::new();
+    for (i, a) in values.iter().enumerate() {
+        for b in &values[i + 1..] {
+            cis.push(ratio_ci(a, b).1);
+        }
+    }
+    cis
+}
+
+fn is_alarm(decision: Decision) -> bool {
+    matches!(decision, Decision::Improved | Decision::Regressed)
+}
+
+/// The suggested threshold for `metric` of the series of `record` on `host`, from the newest calibration
+/// among `records`.
+pub fn threshold_for(records: &[Record], host: &str, record: &Record, metric: &str) -> Option<f64> {
+    let key = series(record);
+    records
+        .iter()
+        .filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa"))
+        .filter(|r| r.variant.get(METRIC).and_then(Value::as_str) == Some(metric))
+        .filter(|r| {
+            let mut plain = (*r).clone();
+            plain.variant.remove(MARK);
+            plain.variant.remove(METRIC);
+            series(&plain) == key
+        })
+        .max_by_key(|r| r.run.ts_ms)
+        .and_then(|r| r.metrics.get("suggested_threshold_pct"))
+        .map(|m| m.value / 100.0)
+}
+
+#[cfg(test)]
+#[path = "calibrate_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+//! Compares two sets of records series by series and emits one `verdict` record per series and metric. Pure.
+//!
+//! A series is `bench` + `variant`; each side contributes its newest measurement of it. Per metric the change
+//! is the ratio new / old, with a CI95 built from both records' CI95 (log-normal delta method: each CI95
+//! half-width is taken as 1.96 standard errors of the log estimate). With the metric's direction of goodness
+//! and a noise threshold `t`, the decision is:
+//! - `regressed` / `improved`: the whole CI is worse / better than `t`;
+//! - `no_change`: the whole CI lies within ±`t`;
+//! - `inconclusive`: anything else (the CI straddles the threshold).
+//!
+//! A series present on one side only is `added` or `removed`, never compared with something else.
+//!
+//! The newest record of a series decides, failures included: a series whose newest record on the new side is a
+//! `failure` is `failed` (which fails every gate), never judged by an older good number. Where no ratio can be
+//! formed (a value of zero on either side, a baseline whose newest record failed) the decision is
+//! `undefined`, with the reason.
+
+use std::collections::BTreeMap;
+
+use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SCHEMA, SeriesKey, Verdict, series};
+
+/// The test named in every verdict.
+pub const TEST: &str = "ratio of estimates; CI95 from both records' CI95 (log-normal delta method)";
+
+/// The newest measurement or failure of every series in `records` (a later line wins a tie). A failure is
+/// kept as the newest record: a series whose last run failed must never be reported with an older number.
+pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
+    let mut newest: BTreeMap<SeriesKey, &Record> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
+        let slot = newest.entry(series(record)).or_insert(record);
+        if record.run.ts_ms >= slot.run.ts_ms {
+            *slot = record;
+        }
+    }
+    newest
+}
+
+/// The noise threshold of a series' metric: a fixed one, or one calibrated for it on this host.
+pub type Threshold<'a> = &'a dyn Fn(&Record, &str) -> f64;
+
+/// Verdict records for `new` against `old`, stamped with `run` (the judging invocation).
+pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+    let (old, new) = (latest(old), latest(new));
+    let mut verdicts = Vec::new();
+    for (key, after) in &new {
+        if after.kind == Kind::Failure {
+            verdicts.push(one_sided(after, Decision::Failed, threshold(after, ""), run));
+            continue;
+        }
+        let Some(before) = old.get(key) else {
+            verdicts.push(one_sided(after, Decision::Added, threshold(after, ""), run));
+            continue;
+        };
+        if before.kind == Kind::Failure {
+            verdicts.push(one_sided(after, Decision::Undefined, threshold(after, ""), run));
+            continue;
+        }
+        for (name, metric) in &after.metrics {
+            if let Some(base) = before.metrics.get(name) {
+                verdicts.push(judge(after, before, name, base, metric, threshold(after, name), run));
+            }
+        }
+    }
+    for (key, before) in &old {
+        if !new.contains_key(key) {
+            verdicts.push(one_sided(before, Decision::Removed, threshold(before, ""), run));
+        }
+    }
+    verdicts
+}
+
+/// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
+/// (log-normal delta method); a side without a CI counts as exact.
+pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
+    let ratio = new.value / old.value;
+    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
+    let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
+    (ratio, [ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()])
+}
+
+fn judge(
+    after: &Record,
+    before: &Record,
+    name: &str,
+    old: &MetricValue,
+    new: &MetricValue,
+    threshold: f64,
+    run: &RunInfo,
+) -> Record {
+    let baseline =
+        BaselineRef { run_id: before.run.id.clone(), commit: before.run.commit.clone(), ts_ms: before.run.ts_ms };
+    let against = format!(
+        "against run {} ({})",
+        baseline.run_id.as_deref().unwrap_or("?"),
+        baseline.commit.as_deref().unwrap_or("no commit")
+    );
+    let mut verdict = Verdict {
+        metric: Some(name.to_string()),
+        test: TEST.into(),
+        baseline: Some(baseline),
+        against: None,
+        ratio: None,
+        ci95: None,
+        higher_is_better: Some(new.higher_is_better),
+        threshold,
+        decision: Decision::Undefined,
+        reason: None,
+    };
+    let (ratio, ci95) = ratio_ci(old, new);
+    if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
+        let note = format!("{name} undefined: {reason} ({against})");
+        verdict.reason = Some(reason);
+        return record(after, verdict, note, run);
+    }
+    verdict.decision = decide(ci95, new.higher_is_better, threshold);
+    let note = format!(
+        "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
+        verdict.decision.name(),
+        ci95[0],
+        ci95[1],
+        threshold * 100.0
+    );
+    (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
+    record(after, verdict, note, run)
+}
+
+/// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%
+/// on both sides has no ratio, and `NaN` must never reach a record, whose reader would reject it).
+pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [f64; 2]) -> Option<String> {
+    let zero = |m: &MetricValue| m.value == 0.0;
+    match (zero(old), zero(new)) {
+        (true, true) => Some("both values are 0: a ratio of zero values is undefined".into()),
+        (true, false) => Some(format!("the baseline's value is 0 and the new one {}: no finite ratio", new.value)),
+        (false, true) => Some(format!("the new value is 0 (the baseline's {}): no ratio to judge", old.value)),
+        _ if !(ratio.is_finite() && ci95.iter().all(|b| b.is_finite())) => {
+            Some(format!("the values {} and {} give no finite ratio", old.value, new.value))
+        }
+        _ => None,
+    }
+}
+
+/// The decision for a ratio CI; "worse" is up for lower-is-better metrics and down for higher-is-better.
+pub fn decide([lo, hi]: [f64; 2], higher_is_better: bool, threshold: f64) -> Decision {
+    let (worse_lo, worse_hi) = if higher_is_better { (1.0 / hi, 1.0 / lo) } else { (lo, hi) };
+    let (up, down) = (1.0 + threshold, 1.0 / (1.0 + threshold));
+    if worse_lo > up {
+        Decision::Regressed
+    } else if worse_hi < down {
+        Decision::Improved
+    } else if worse_lo >= down && worse_hi <= up {
+        Decision::NoChange
+    } else {
+        Decision::Inconclusive
+    }
+}
+
+fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -> Record {
+    let (reason, note) = match decision {
+        Decision::Failed => {
+            let why = side.failure.as_ref().map_or("no reason given".into(), |f| format!("{}: {}", f.cause, f.message));
+            (Some(why.clone()), format!("series failed in its newest run ({why})"))
+        }
+        Decision::Undefined => {
+            let why = "the baseline's newest record of this series is a failure: there is no number to compare with";
+            (Some(why.to_string()), format!("series undefined: {why}"))
+        }
+        _ => (None, format!("series {}: present on one side only", decision.name())),
+    };
+    let verdict = Verdict {
+        metric: None,
+        test: TEST.into(),
+        baseline: None,
+        against: None,
+        ratio: None,
+        ci95: None,
+        higher_is_better: None,
+        threshold,
+        decision,
+        reason,
+    };
+    record(side, verdict, note, run)
+}
+
+fn record(series: &Record, verdict: Verdict, note: String, run: &RunInfo) -> Record {
+    Record {
+        schema: SCHEMA,
+        bench: series.bench.clone(),
+        kind: Kind::Verdict,
+        run: run.clone(),
+        variant: series.variant.clone(),
+        metrics: BTreeMap::new(),
+        note: Some(note),
+        plugin: series.plugin.clone(),
+        cell: None,
+        checks: vec![],
+        failure: None,
+        verdict: Some(verdict),
+    }
+}
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

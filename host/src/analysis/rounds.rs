@@ -1,0 +1,160 @@
+//! Interleaved runs: every round runs every cell once, each in its own child process, so drift in machine
+//! speed hits all arms alike. This module combines a cell's rounds into one record, and compares the arms of a
+//! rig round by round (paired). Pure.
+//!
+//! Why rounds: run-to-run variance dwarfs the variance inside one process (facts.md: Criterion's in-process
+//! CI was 0.2-0.7% wide while its estimate moved 1.2-2.4% between runs), so intervals drawn across separate
+//! processes are the honest ones.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::compare;
+use crate::stats;
+use benchhost_record::{Decision, Verdict};
+use benchhost_record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+
+/// One record from the per-round records of a cell: a failed round makes the whole cell a failure (the first
+/// one, named); otherwise each metric is the mean of the rounds' estimates with a Student-t CI95 over rounds,
+/// and `n` counts rounds.
+pub fn combine(mut rounds: Vec<Record>) -> Record {
+    let total = rounds.len();
+    if let Some(i) = rounds.iter().position(|r| r.kind == Kind::Failure) {
+        let mut failed = rounds.swap_remove(i);
+        if let Some(f) = failed.failure.as_mut() {
+            f.message = format!("round {} of {total}: {}", i + 1, f.message);
+        }
+        return failed;
+    }
+    let mut combined = rounds.last().cloned().expect("at least one round");
+    let mut stats = BTreeMap::new();
+    for (name, metric) in combined.metrics.iter_mut() {
+        let values: Vec<f64> = rounds.iter().filter_map(|r| r.metrics.get(name).map(|m| m.value)).collect();
+        let Some(summary) = crate::stats::summarize(&values) else { continue };
+        *metric = MetricValue {
+            value: summary.mean,
+            ci95: stats::metric_mean_ci95(&values),
+            n: Some(values.len() as u64),
+            ..metric.clone()
+        };
+        stats.insert(name.clone(), summary);
+    }
+    if let Some(cell) = combined.cell.as_mut() {
+        cell.rounds = Some(total as u32);
+        cell.samples = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.samples)).sum();
+        cell.wall_ms = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.wall_ms)).sum();
+        cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
+        cell.page_faults = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.page_faults)).sum();
+        cell.stats = stats;
+    }
+    combined
+}
+
+/// Paired verdicts: every arm of a rig against the rig's first arm, per metric, from the ratio of their
+/// estimates in each round (a Student-t CI95 of the log ratios). `cells[i]` holds cell i's per-round records,
+/// all measurements, in cell order.
+pub fn paired(cells: &[Vec<Record>], threshold: compare::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+    let mut verdicts = Vec::new();
+    let mut reference: BTreeMap<&str, &Vec<Record>> = BTreeMap::new();
+    for rounds in cells {
+        let Some(first) = rounds.first() else { continue };
+        let Some(base) = reference.get(first.bench.as_str()).copied() else {
+            reference.insert(&first.bench, rounds);
+            continue;
+        };
+        let test = "paired: ratio per interleaved round against the rig's first arm; Student-t CI95 of the log ratios";
+        verdicts.extend(pair(rounds, base, base[0].variant.clone(), test, threshold, run));
+    }
+    verdicts
+}
+
+/// Paired verdicts of each cell against its twin on another build (`run --against DIR`): `pairs` holds
+/// (this build's rounds, the other build's rounds) per cell; `label` names the other build.
+pub fn against(
+    pairs: &[(Vec<Record>, Vec<Record>)],
+    label: &str,
+    threshold: compare::Threshold<'_>,
+    run: &RunInfo,
+) -> Vec<Record> {
+    let test = "paired: ratio per interleaved round against the other build; Student-t CI95 of the log ratios";
+    let other = BTreeMap::from([("build".to_string(), serde_json::Value::from(label))]);
+    pairs.iter().flat_map(|(new, old)| pair(new, old, other.clone(), test, threshold, run)).collect()
+}
+
+/// One verdict per metric of `rounds` against `base`, round by round.
+fn pair(
+    rounds: &[Record],
+    base: &[Record],
+    against: BTreeMap<String, serde_json::Value>,
+    test: &str,
+    threshold: compare::Threshold<'_>,
+    run: &RunInfo,
+) -> Vec<Record> {
+    let Some(first) = rounds.first() else { return vec![] };
+    let mut verdicts = Vec::new();
+    for (name, metric) in &first.metrics {
+        let logs: Vec<f64> = rounds
+            .iter()
+            .zip(base)
+            .filter_map(|(a, b)| Some((a.metrics.get(name)?.value / b.metrics.get(name)?.value).ln()))
+            .filter(|l| l.is_finite())
+            .collect();
+        let threshold = threshold(first, name);
+        let mut verdict = Verdict {
+            metric: Some(name.clone()),
+            test: test.into(),
+            baseline: None,
+            against: Some(against.clone()),
+            ratio: None,
+            ci95: None,
+            higher_is_better: Some(metric.higher_is_better),
+            threshold,
+            decision: Decision::Undefined,
+            reason: None,
+        };
+        let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let note = match crate::stats::summarize(&logs) {
+            // Zero values on either side give no ratio: say so rather than write NaN, which no reader accepts.
+            None => {
+                let why = "no round gave a finite ratio (a value of 0 on one side or both)".to_string();
+                verdict.reason = Some(why.clone());
+                format!("{name} undefined: {why}")
+            }
+            Some(summary) => {
+                let ratio = summary.mean.exp();
+                let ci = stats::mean_ci95(&logs).map(|[lo, hi]| [lo.exp(), hi.exp()]);
+                verdict.decision = match ci {
+                    Some(ci) => compare::decide(ci, metric.higher_is_better, threshold),
+                    None => Decision::Inconclusive,
+                };
+                (verdict.ratio, verdict.ci95) = (Some(ratio), ci);
+                let [lo, hi] = ci.unwrap_or([f64::NAN; 2]);
+                format!(
+                    "{name} {}: x{ratio:.4} [{lo:.4}, {hi:.4}] against {} over {} interleaved rounds, threshold ±{:.1}%",
+                    verdict.decision.name(),
+                    label.join(" "),
+                    logs.len(),
+                    threshold * 100.0
+                )
+            }
+        };
+        verdicts.push(Record {
+            schema: SCHEMA,
+            bench: first.bench.clone(),
+            kind: Kind::Verdict,
+            run: run.clone(),
+            variant: first.variant.clone(),
+            metrics: BTreeMap::new(),
+            note: Some(note),
+            plugin: first.plugin.clone(),
+            cell: None,
+            checks: vec![],
+            failure: None,
+            verdict: Some(verdict),
+        });
+    }
+    verdicts
+}
+
+#[cfg(test)]
+#[path = "rounds_tests.rs"]
+mod tests;

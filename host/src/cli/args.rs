@@ -1,0 +1,226 @@
+//! The arguments of each command, as clap parses them: what a run selects and measures (`MatrixArgs`), what
+//! it writes and compares (`RunArgs`), and the arguments of compare, calibrate, import and report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::plan::config::{parse_duration, parse_fraction, parse_positive_duration};
+use crate::stats::Sampling;
+
+#[derive(Debug, Args)]
+pub(crate) struct PluginDirs {
+    /// Look for plugins in DIR first (repeatable); then BENCHHOST_PLUGIN_PATH, then next to the executable.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub(crate) plugin_dirs: Vec<PathBuf>,
+    /// Also load plugins whose file or directory others can write. Unsafe: loading a plugin runs its code, so
+    /// anyone who can write there runs code as you.
+    #[arg(long)]
+    pub(crate) allow_writable_plugins: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MatrixArgs {
+    #[command(flatten)]
+    pub(crate) dirs: PluginDirs,
+    /// The matrix file [default: rigs.toml, if present].
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Run only this rig (repeatable); a rig absent from the file runs with its defaults.
+    #[arg(long = "plugin", value_name = "RIG")]
+    pub(crate) rigs: Vec<String>,
+    /// Override a parameter for every selected rig that has it (repeatable), e.g. --set rows=10000.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub(crate) sets: Vec<(String, String)>,
+    /// A smoke run: at most 100 ms warm-up, 300 ms of samples, 10 samples, 2 repetitions.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub(crate) deadline: Option<Duration>,
+    /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
+    #[arg(long, value_name = "N")]
+    pub(crate) max_cells: Option<u64>,
+    /// Iterations per sample: flat (all equal; median) or linear (n, 2n, 3n...; slope).
+    #[arg(long, value_name = "flat|linear", value_parser = parse_sampling)]
+    pub(crate) sampling: Option<Sampling>,
+    /// Sample until the CI95 half-width of the time per iteration is within this, e.g. 1% (or the budget).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction)]
+    pub(crate) target_ci: Option<f64>,
+    /// Sampling time allowed with --target-ci [default: 3 x measurement].
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub(crate) budget: Option<Duration>,
+    /// Warm-up time of each cell, e.g. 500ms (overrides rigs.toml for this run).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) warmup: Option<Duration>,
+    /// Sampling time of each iterations-style cell, spread over its samples, e.g. 5s (overrides rigs.toml).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub(crate) measurement: Option<Duration>,
+    /// Samples per iterations-style cell (overrides rigs.toml).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) samples: Option<u32>,
+    /// Runs per run-style cell (overrides rigs.toml).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) repetitions: Option<u32>,
+    /// Bootstrap resamples for each CI95 [default: 10000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
+    pub(crate) resamples: Option<u32>,
+    /// Only this deterministic slice of the matrix: cell k of the whole matrix belongs to shard k mod N + 1.
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<crate::plan::shard::Shard>,
+    /// Only the cells whose label (`rig key=value ...`, as `plan` prints it) matches this regular expression,
+    /// as `cargo bench -- FILTER`.
+    #[arg(value_name = "FILTER", value_parser = parse_filter)]
+    pub(crate) filter: Option<regex::Regex>,
+}
+
+fn parse_filter(text: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(text).map_err(|e| format!("not a regular expression: {e}"))
+}
+
+fn parse_sampling(text: &str) -> Result<Sampling, String> {
+    match text {
+        "flat" => Ok(Sampling::Flat),
+        "linear" => Ok(Sampling::Linear),
+        _ => Err(format!("`{text}` is not flat or linear")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) matrix: MatrixArgs,
+    /// Append records to FILE.
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    pub(crate) out: PathBuf,
+    /// Also save this run's records as baseline NAME (in baselines/ next to --out), replacing it.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) save_baseline: Option<String>,
+    /// Compare this run with baseline NAME (or a results file) and append the verdicts.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) baseline: Option<String>,
+    /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
+    /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm.
+    #[arg(long, value_name = "N")]
+    pub(crate) rounds: Option<u32>,
+    /// Same as --rounds 5.
+    #[arg(long)]
+    pub(crate) interleave: bool,
+    /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
+    /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) against: Option<PathBuf>,
+    /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
+    /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.
+    #[arg(long, value_name = "ID")]
+    pub(crate) run_id: Option<String>,
+    /// Do not show each series' change against its previous record in --out (shown by default, as Criterion's
+    /// `change:` line).
+    #[arg(long)]
+    pub(crate) no_previous: bool,
+    /// Also write this run's records as a JSON array to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_json: Option<PathBuf>,
+    /// Also write this run's records as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_csv: Option<PathBuf>,
+    /// Also write this run's records as a Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_markdown: Option<PathBuf>,
+    /// Also write this run's records as a self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_html: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) judging: crate::cli::judging::Judging,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) dirs: PluginDirs,
+    /// Print the plugins, their descriptors and the refused libraries as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    #[command(flatten)]
+    pub(crate) matrix: MatrixArgs,
+    /// Print the cells as JSON: index, rig, variant, plan and deadline.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// The old side: a results file or a baseline name.
+    pub(crate) old: String,
+    /// The new side: a results file or a baseline name.
+    pub(crate) new: String,
+    /// Append the verdict records to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    /// Where baseline names are looked up: baselines/ next to this stream.
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    pub(crate) results: PathBuf,
+    /// Print the verdict records as a JSON array instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) judging: crate::cli::judging::Judging,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Import {
+    /// A Criterion output directory (e.g. target/criterion): one record per benchmark.
+    Criterion {
+        /// The directory.
+        dir: PathBuf,
+        /// Append the records to FILE.
+        #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    #[command(flatten)]
+    pub(crate) matrix: MatrixArgs,
+    /// Interleaved rounds, each cell once per round in its own process: N rounds give N(N-1)/2 A/A pairs.
+    #[arg(long, value_name = "N", default_value = "10")]
+    pub(crate) rounds: u32,
+    /// The threshold whose false-alarm rate is measured.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    pub(crate) threshold: f64,
+    /// Append the calibration records to FILE (where `--threshold auto` looks for them).
+    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// Results files (JSON lines, schema 1).
+    #[arg(required_unless_present = "warehouse")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Also report the records of this warehouse (see `benchhost publish`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) warehouse: Option<PathBuf>,
+    /// md, csv, json, gab, bmf or html.
+    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf", "html"])]
+    pub(crate) format: String,
+    /// Write to FILE (gab: a directory, for its two files) instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) out: Option<PathBuf>,
+    /// Noise threshold of the md report's "vs previous run".
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    pub(crate) threshold: f64,
+}
+
+fn parse_set(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.trim().to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{text}`")),
+    }
+}

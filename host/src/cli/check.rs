@@ -1,0 +1,155 @@
+//! `benchhost check PATH.so`: what a rig author runs before publishing a plugin. The library is probed in a
+//! child like any plugin; every descriptor is validated (names, unique parameters and metrics, defaults inside
+//! their own allowed sets and ranges); each rig then runs once with its defaults under `--quick` settings
+//! through the real child-process path, and its declared invariants are checked. One line per rig.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use benchhost_plugin_api::Descriptor;
+
+use crate::plan::config::Config;
+use crate::plan::matrix::{self, Overrides};
+use crate::plugin::loader::{Loader, Trust};
+use crate::run::runner::{self, ChildExecutor};
+use benchhost_record::{Kind, Record};
+
+/// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
+pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<ExitCode> {
+    let file = path.canonicalize().with_context(|| format!("reading {}", path.display()))?;
+    if !file.is_file() {
+        anyhow::bail!(
+            "{} is not a file: give the plugin library itself (e.g. target/release/libmy_rig.so)",
+            path.display()
+        );
+    }
+    let dir = file.parent().context("the plugin has no parent directory")?.to_path_buf();
+    let exe = std::env::current_exe().context("locating the benchhost executable")?;
+    let loader = Loader::discover(&[dir], &exe, &Trust { allow_writable, pins: Default::default() });
+    if let Some(rejected) = loader.rejected.iter().find(|r| r.path == file) {
+        println!("FAIL {}: {}", file.display(), rejected.reason);
+        return Ok(ExitCode::from(1));
+    }
+    let Some(plugin) = loader.plugins.iter().find(|p| p.path == file) else {
+        println!("FAIL {}: not loaded (another library in its directory provides the same rigs)", file.display());
+        return Ok(ExitCode::from(1));
+    };
+    println!(
+        "{} {} (plugin-api {}, {})",
+        plugin.info.name, plugin.info.version, plugin.info.api_version, plugin.info.build.profile
+    );
+    let mut failed = 0;
+    let mut runnable = Vec::new();
+    for descriptor in &plugin.info.rigs {
+        let problems = problems(descriptor);
+        if problems.is_empty() {
+            runnable.push(descriptor.name.clone());
+        } else {
+            failed += 1;
+            println!("FAIL {}: {}", descriptor.name, problems.join("; "));
+        }
+    }
+    let overrides = Overrides { rigs: runnable, quick: true, deadline: Some(deadline), ..Overrides::default() };
+    let cells =
+        if overrides.rigs.is_empty() { Vec::new() } else { matrix::expand(&Config::empty(), &loader, &overrides)? };
+    let work_dir = std::env::temp_dir().join(format!("benchhost-check-{}", std::process::id()));
+    let scratch = work_dir.with_extension("jsonl");
+    let run_info = crate::run::provenance::current();
+    let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
+    let mut executor = ChildExecutor { exe, loader: &loader, against: None, quick: true };
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, 1);
+    let _ = std::fs::remove_file(&scratch);
+    for record in &ran?.records {
+        match verdict(record) {
+            Ok(line) => println!("pass {}: {line}", record.bench),
+            Err(why) => {
+                failed += 1;
+                println!("FAIL {}: {why}", record.bench);
+            }
+        }
+    }
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// What is wrong with a descriptor, before anything runs.
+pub fn problems(d: &Descriptor) -> Vec<String> {
+    let mut problems = Vec::new();
+    let identifier = |name: &str| {
+        name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+    };
+    if !identifier(&d.name) {
+        problems.push(format!("rig name `{}` is not lowercase letters, digits and `_`", d.name));
+    }
+    let mut seen = BTreeSet::new();
+    for param in &d.params {
+        if !identifier(&param.name) {
+            problems.push(format!("parameter name `{}` is not lowercase letters, digits, `_` and `.`", param.name));
+        }
+        if !seen.insert(param.name.as_str()) {
+            problems.push(format!("parameter `{}` is declared twice", param.name));
+        }
+        let default = toml::Value::try_from(&param.default);
+        match default.map_err(|e| e.to_string()).and_then(|v| matrix::check_value(&d.name, param, &v)) {
+            Ok(_) => {}
+            Err(why) => {
+                problems.push(format!("the default of `{}` is refused by its own declaration: {why}", param.name))
+            }
+        }
+    }
+    let mut metrics = BTreeSet::new();
+    for metric in &d.metrics {
+        if !metrics.insert(metric.name.as_str()) {
+            problems.push(format!("metric `{}` is declared twice", metric.name));
+        }
+    }
+    if d.metrics.is_empty() {
+        problems.push("it declares no metric".to_string());
+    }
+    problems
+}
+
+/// One line on a finished cell: its primary metric and invariants, or why it failed.
+fn verdict(record: &Record) -> Result<String, String> {
+    if record.kind != Kind::Measurement {
+        let failure = record.failure.as_ref();
+        return Err(failure.map_or("no measurement".to_string(), |f| format!("{}: {}", f.cause, f.message)));
+    }
+    if let Some(broken) = record.checks.iter().find(|c| !c.ok) {
+        return Err(format!("invariant `{}` does not hold", broken.invariant));
+    }
+    let metric = record.metrics.iter().next().map(|(name, m)| {
+        let value = if m.value.abs() >= 100.0 { format!("{:.0}", m.value) } else { format!("{:.3}", m.value) };
+        format!("{name} {value} {}", m.unit)
+    });
+    Ok(format!("{}; {} invariants hold", metric.unwrap_or_default(), record.checks.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use benchhost_plugin_api::{Descriptor, Metric, Param};
+
+    #[test]
+    fn descriptor_problems_are_each_named() {
+        let good = Descriptor::iterations("wal", "ok")
+            .param(Param::int("rows", 10).range(1, 100))
+            .metric(Metric::iter_time("t"));
+        assert!(super::problems(&good).is_empty());
+        let bad = Descriptor::iterations("Wal-2", "bad")
+            .param(Param::int("rows", 1000).range(1, 100))
+            .param(Param::choice("codec", "lz5", &["none", "zstd"]))
+            .param(Param::int("rows", 10))
+            .metric(Metric::iter_time("t"))
+            .metric(Metric::iter_time("t"));
+        let problems = super::problems(&bad);
+        assert_eq!(problems.len(), 5, "{problems:#?}");
+        assert!(problems[0].starts_with("rig name `Wal-2`"));
+        assert!(problems[1].starts_with("the default of `rows` is refused by its own declaration"), "{}", problems[1]);
+        assert!(problems[2].starts_with("the default of `codec` is refused"), "{}", problems[2]);
+        assert_eq!(problems[3], "parameter `rows` is declared twice");
+        assert_eq!(problems[4], "metric `t` is declared twice");
+    }
+}

@@ -1,0 +1,257 @@
+//! What each command does, once the command line is parsed (`cli` holds the parsing).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::args::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs};
+use crate::plan::config::Config;
+use crate::plan::matrix::{self, Overrides};
+use crate::plugin::loader::{Loader, Trust};
+use crate::report::{self, export};
+use crate::run::output::{narrate, print};
+use crate::run::provenance;
+use crate::run::runner::{self, ChildExecutor};
+use benchhost_record::reader;
+
+pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
+        None => Config::empty(),
+    };
+    if config.rigs.is_empty() && args.rigs.is_empty() {
+        bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
+    }
+    let loader = discover(&args.dirs, &config.pins, true)?;
+    let overrides = Overrides {
+        rigs: args.rigs.clone(),
+        sets: args.sets.clone(),
+        quick: args.quick,
+        deadline: args.deadline,
+        max_cells: args.max_cells,
+        sampling: args.sampling,
+        target_ci: args.target_ci,
+        budget: args.budget,
+        resamples: args.resamples,
+        warmup: args.warmup,
+        measurement: args.measurement,
+        samples: args.samples,
+        repetitions: args.repetitions,
+    };
+    let mut cells = matrix::expand(&config, &loader, &overrides)?;
+    let in_matrix = cells.len();
+    if let Some(shard) = args.shard {
+        cells.retain(|cell| shard.contains(cell.index));
+    }
+    warn_short_samples(&cells, &loader);
+    // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
+    if let Some(filter) = &args.filter {
+        cells.retain(|cell| filter.is_match(&runner::label(cell)));
+        if cells.is_empty() {
+            bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
+        }
+    }
+    Ok((loader, cells))
+}
+
+/// Samples shorter than this are mostly clock and call overhead (ten prepared batches of two clock reads
+/// and two FFI calls each: about 1 µs per sample).
+const MIN_SAMPLE_NS: u64 = 1_000_000;
+
+/// One warning per rig whose planned samples are too short to time.
+fn warn_short_samples(cells: &[matrix::Cell], loader: &Loader) {
+    let mut warned = std::collections::BTreeSet::new();
+    for cell in cells {
+        let iterations = loader.rig(&cell.rig).is_some_and(|(_, d)| d.style == benchhost_plugin_api::Style::Iterations);
+        if iterations && cell.plan.sample_ns < MIN_SAMPLE_NS && warned.insert(cell.rig.clone()) {
+            eprintln!(
+                "warning: {}: samples of {} (measurement / samples) are too short to time well; each carries about \
+                 1 µs of clock and call overhead: give each sample at least 1 ms",
+                cell.rig,
+                report::quantity(cell.plan.sample_ns as f64, "ns")
+            );
+        }
+    }
+}
+
+/// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load
+/// gets a one-line note on stderr.
+pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes: bool) -> Result<Loader> {
+    if let Some(missing) = dirs.plugin_dirs.iter().find(|d| !d.is_dir()) {
+        bail!("--plugin-dir {}: no such directory", missing.display());
+    }
+    let exe = current_exe()?;
+    let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
+    let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
+    let trust = Trust { allow_writable: dirs.allow_writable_plugins, pins: pins.clone() };
+    let loader = Loader::discover(&search, &exe, &trust);
+    for rejected in loader.rejected.iter().filter(|_| notes) {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    Ok(loader)
+}
+
+/// Calibration records in the stream `path` (none when it does not exist yet).
+pub(crate) fn calibrations(path: &Path) -> Vec<benchhost_record::Record> {
+    if !path.is_file() {
+        return Vec::new();
+    }
+    reader::read(path)
+        .map(|s| {
+            s.records
+                .into_iter()
+                .map(|(_, r)| r)
+                .filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
+    if args.rounds < 2 {
+        bail!("calibration needs at least 2 rounds");
+    }
+    let (loader, cells) = resolve(&args.matrix)?;
+    let run_info = provenance::current();
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
+    let scratch = work_dir.with_extension("calibration.jsonl");
+    let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
+    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick };
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, args.rounds);
+    let _ = std::fs::remove_file(&scratch);
+    let records = crate::analysis::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);
+    let mut out = benchhost_record::sink::Sink::open(&args.out)?;
+    for record in &records {
+        out.append(record)?;
+    }
+    out.sync()?;
+    let refs: Vec<_> = records.iter().collect();
+    narrate(&format!(
+        "{}\n{} calibration records appended to {}\n",
+        report::records_table(&refs),
+        records.len(),
+        args.out.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every record of `files`, with each file's skipped lines reported on stderr. A file without one readable
+/// record is an error: a report of garbage must not look like a report of nothing.
+fn read_all(files: &[PathBuf]) -> Result<Vec<benchhost_record::Record>> {
+    let mut records = Vec::new();
+    for file in files {
+        let stream = reader::read(file)?;
+        for problem in &stream.problems {
+            eprintln!("warning: {problem}");
+        }
+        if stream.records.is_empty() {
+            bail!("{} holds no readable record ({} lines skipped)", file.display(), stream.problems.len());
+        }
+        records.extend(stream.records.into_iter().map(|(_, r)| r));
+    }
+    Ok(records)
+}
+
+pub(crate) fn show(files: &[PathBuf]) -> Result<ExitCode> {
+    let records = read_all(files)?;
+    let refs: Vec<_> = records.iter().collect();
+    print(&format!("{}\n", report::records_table(&refs)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn verify(files: &[PathBuf]) -> Result<ExitCode> {
+    let mut sound = true;
+    for file in files {
+        let problems = benchhost_record::verify::problems(file);
+        sound &= problems.is_empty();
+        match problems.is_empty() {
+            true => print(&format!("{}: ok\n", file.display()))?,
+            false => problems.iter().try_for_each(|p| print(&format!("{p}\n")))?,
+        }
+    }
+    Ok(if sound { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
+    let mut records = read_all(&args.files)?;
+    if let Some(dir) = &args.warehouse {
+        let scratch = std::env::temp_dir().join(format!("benchhost-warehouse-{}.jsonl", std::process::id()));
+        let exported =
+            crate::cli::delegate::export(dir, &scratch).and_then(|()| read_all(std::slice::from_ref(&scratch)));
+        let _ = std::fs::remove_file(&scratch);
+        records.extend(exported?);
+    }
+    let write =
+        |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
+    if matches!(args.format.as_str(), "bmf" | "gab") {
+        let failed = export::failed_series(&records);
+        if !failed.is_empty() {
+            eprintln!(
+                "warning: {} series failed in their newest run and are left out ({} has no place for a failure): {}",
+                failed.len(),
+                args.format,
+                failed.join(", ")
+            );
+        }
+    }
+    let text = match args.format.as_str() {
+        "md" => export::markdown(&records, args.threshold),
+        "csv" => export::csv(&records),
+        "json" => export::json(&records),
+        "bmf" => export::bmf(&records),
+        "html" => crate::report::html::page(&records),
+        _ => {
+            let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let (smaller, bigger) = export::gab(&records);
+            write(&dir.join("smaller_is_better.json"), &smaller)?;
+            write(&dir.join("bigger_is_better.json"), &bigger)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    match &args.out {
+        Some(path) => write(path, &text)?,
+        None => print(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn current_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("finding the benchhost executable (children re-execute it)")
+}
+
+/// Appends the records of a Criterion output directory to `out`.
+pub(crate) fn import_criterion(dir: &Path, out: &Path) -> Result<ExitCode> {
+    let records = crate::import::criterion::import(dir, &provenance::current())?;
+    let mut sink = benchhost_record::sink::Sink::open(out)?;
+    for record in &records {
+        sink.append(record)?;
+    }
+    sink.sync()?;
+    narrate(&format!("{} Criterion benchmarks imported into {}\n", records.len(), out.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `benchhost merge`: appends to `out` the records of `inputs` it does not hold yet; exit code 1 on conflicts
+/// or unreadable lines.
+pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<ExitCode> {
+    let merged = benchhost_record::merge::merge_files(out, inputs)?;
+    for line in merged.unreadable.iter().chain(&merged.conflicts) {
+        eprintln!("{line}");
+    }
+    print(&format!(
+        "{} records in {} ({} added), {} identical duplicates dropped, {} conflicts, {} unreadable lines\n",
+        merged.kept,
+        out.display(),
+        merged.added,
+        merged.duplicates,
+        merged.conflicts.len(),
+        merged.unreadable.len()
+    ))?;
+    let sound = merged.conflicts.is_empty() && merged.unreadable.is_empty();
+    Ok(if sound { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,66 @@
+//! `benchhost publish`, `benchhost query` and `benchhost report --warehouse` run `benchhost-warehouse`, a
+//! binary of its own: the warehouse needs Iceberg and DataFusion, and the host must not make every user
+//! compile them. It is looked up next to this executable, then on PATH.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const WAREHOUSE: &str = "benchhost-warehouse";
+
+/// Where `benchhost-warehouse` is, if it is built.
+pub fn warehouse_binary() -> Option<PathBuf> {
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join(WAREHOUSE)));
+    let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    beside.into_iter().chain(on_path.map(|dir| dir.join(WAREHOUSE))).find(|p| p.is_file())
+}
+
+fn binary(command: &str) -> Result<PathBuf> {
+    warehouse_binary().with_context(|| {
+        format!(
+            "`benchhost {command}` runs {WAREHOUSE} (Iceberg and DataFusion, built apart from the host), which is \
+             not built: cargo build --release -p {WAREHOUSE}"
+        )
+    })
+}
+
+/// Runs `benchhost-warehouse COMMAND ARGS...` with this process's stdio; its exit code.
+pub fn run(command: &str, args: &[String]) -> Result<ExitCode> {
+    // `--help` must answer even before the warehouse is built: with what the command takes, and how to get it.
+    if warehouse_binary().is_none() && args.iter().any(|a| a == "--help" || a == "-h") {
+        crate::run::output::print(&help(command))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let status = Command::new(binary(command)?).arg(command).args(args).status().context("running the warehouse")?;
+    Ok(ExitCode::from(status.code().unwrap_or(2) as u8))
+}
+
+fn help(command: &str) -> String {
+    let usage = match command {
+        "publish" => {
+            "benchhost publish FILE... --warehouse DIR\n\nAppends the records of results files to the \
+                      warehouse (an Iceberg table behind a SQL catalog on sqlite, in DIR), in one commit."
+        }
+        _ => {
+            "benchhost query \"SQL\" (--from FILE... | --warehouse DIR)\n\nDataFusion SQL over the tables \
+              `records` and `metrics`, from results files or the warehouse."
+        }
+    };
+    format!("Usage: {usage}\n\nIt runs {WAREHOUSE}, which is not built: cargo build --release -p {WAREHOUSE}\n")
+}
+
+/// Exports the warehouse in `dir` into the stream `out`.
+pub fn export(dir: &Path, out: &Path) -> Result<()> {
+    let output = Command::new(binary("report --warehouse")?)
+        .args(["export", "--warehouse"])
+        .arg(dir)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .context("running the warehouse")?;
+    if !output.status.success() {
+        bail!("exporting {}: {}", dir.display(), String::from_utf8_lossy(&output.stderr).trim());
+    }
+    Ok(())
+}

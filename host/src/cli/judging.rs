@@ -1,0 +1,103 @@
+//! Turning comparisons into output a user and a CI can act on: the noise threshold (fixed, or calibrated for
+//! the series on this host), the verdict table, the verdicts appended to the stream, and `--fail-on`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::analysis::calibrate;
+use crate::plan::config::parse_fraction;
+use crate::report;
+use benchhost_record::Decision;
+use benchhost_record::Record;
+use benchhost_record::sink::Sink;
+
+/// Threshold used when `auto` finds no calibration.
+pub const DEFAULT_THRESHOLD: f64 = 0.03;
+
+/// `--threshold` and `--fail-on`.
+#[derive(Debug, Args)]
+pub struct Judging {
+    /// Changes within ±this are noise: a percentage, or `auto` for the threshold `benchhost calibrate` found
+    /// for the series on this host (3% where none was calibrated).
+    #[arg(long, value_name = "PERCENT|auto", value_parser = parse_threshold, default_value = "3%")]
+    pub threshold: ThresholdArg,
+    /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, no_change, inconclusive,
+    /// added, removed, undefined. A `failed` verdict (the series' newest run failed) always exits 1.
+    #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
+    pub fail_on: Vec<Decision>,
+}
+
+/// A fixed threshold or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ThresholdArg {
+    /// This fraction for every series.
+    Fixed(f64),
+    /// Calibrated per series and host.
+    Auto,
+}
+
+fn parse_threshold(text: &str) -> Result<ThresholdArg, String> {
+    if text == "auto" { Ok(ThresholdArg::Auto) } else { parse_fraction(text).map(ThresholdArg::Fixed) }
+}
+
+fn parse_decision(text: &str) -> Result<Decision, String> {
+    use Decision::*;
+    let all = [Improved, Regressed, NoChange, Inconclusive, Added, Removed, Undefined, Failed];
+    all.into_iter().find(|d| d.name() == text).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|d| d.name()).collect();
+        format!("`{text}` is not one of {}", names.join(", "))
+    })
+}
+
+impl Judging {
+    /// The threshold of a series' metric: fixed, or found among `calibrations` for `host`.
+    pub fn threshold<'a>(&'a self, calibrations: &'a [Record], host: &'a str) -> impl Fn(&Record, &str) -> f64 + 'a {
+        move |record, metric| match self.threshold {
+            ThresholdArg::Fixed(t) => t,
+            ThresholdArg::Auto => {
+                calibrate::threshold_for(calibrations, host, record, metric).unwrap_or(DEFAULT_THRESHOLD)
+            }
+        }
+    }
+
+    /// The threshold as one number, for reports that have one (`auto` reads as the default).
+    pub fn fixed_threshold(&self) -> f64 {
+        match self.threshold {
+            ThresholdArg::Fixed(t) => t,
+            ThresholdArg::Auto => DEFAULT_THRESHOLD,
+        }
+    }
+
+    /// Prints `verdicts` as a table (unless `-q`), appends them to `out`, and applies `--fail-on`.
+    pub fn judge(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
+        let refs: Vec<&Record> = verdicts.iter().collect();
+        crate::run::output::narrate(&format!("{}\n", report::verdicts_table(&refs)))?;
+        self.record_and_gate(verdicts, out)
+    }
+
+    /// Appends `verdicts` to `out` and applies `--fail-on`: the exit code.
+    pub fn record_and_gate(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
+        if let Some(out) = out {
+            let mut sink = Sink::open(out)?;
+            for verdict in verdicts {
+                sink.append(verdict)?;
+            }
+            sink.sync()?;
+        }
+        // A series whose newest run failed has no number to pass any gate with: it always fails.
+        let failed = |d: Decision| d == Decision::Failed || self.fail_on.contains(&d);
+        let gated: Vec<&Record> =
+            verdicts.iter().filter(|r| r.verdict.as_ref().is_some_and(|v| failed(v.decision))).collect();
+        if gated.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut names: Vec<&str> = self.fail_on.iter().map(|d| d.name()).collect();
+        names.push(Decision::Failed.name());
+        names.dedup();
+        eprintln!("gate: {} verdicts are {}", gated.len(), names.join(" or "));
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,267 @@
+//! The command line: parsing with clap, and the dispatch to `commands`.
+
+mod args;
+mod check;
+mod commands;
+mod delegate;
+mod examples;
+mod judging;
+mod run_matrix;
+mod scaffold;
+mod shell;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::analysis::compare;
+use crate::cli::args::*;
+use crate::cli::commands::*;
+use crate::plan::config::parse_positive_duration;
+use crate::report;
+use crate::run::output::print;
+use crate::run::{provenance, runner};
+use benchhost_record::baseline;
+
+/// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
+/// versioned JSON-lines record per cell to a results stream.
+#[derive(Debug, Parser)]
+#[command(name = "benchhost", version = version_line())]
+pub struct Cli {
+    /// Print less: no progress, tables or summaries (a command's own output, warnings and errors stay).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
+    /// Print more: each cell's outcome, wall time and log as it ends.
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// `0.1.0 (plugin-api 0.1.0)`: the plugin-api version this host loads plugins of, beside its own.
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), benchhost_plugin_api::abi::API_VERSION)
+    })
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the plugins found, their rigs and parameters, and the libraries that did not load.
+    #[command(after_help = crate::cli::examples::LIST)]
+    List(ListArgs),
+    /// Run the matrix of rigs.toml (or the rigs named with --plugin), one child process per cell.
+    #[command(after_help = crate::cli::examples::RUN)]
+    Run(Box<RunArgs>),
+    /// Print the cells a run would execute, without running them.
+    #[command(after_help = crate::cli::examples::PLAN)]
+    Plan(PlanArgs),
+    /// Compare two results files or named baselines, series by series; one verdict per series and metric.
+    #[command(after_help = crate::cli::examples::COMPARE)]
+    Compare(CompareArgs),
+    /// Measure this host's noise: A/A comparisons of each cell against itself over interleaved rounds, stored
+    /// as records that `--threshold auto` uses.
+    #[command(after_help = crate::cli::examples::CALIBRATE)]
+    Calibrate(CalibrateArgs),
+    /// Import other tools' results into a results stream.
+    #[command(after_help = crate::cli::examples::IMPORT)]
+    #[command(subcommand)]
+    Import(Import),
+    /// Report results files as md, csv, json, gab (github-action-benchmark), bmf (Bencher) or html.
+    #[command(after_help = crate::cli::examples::REPORT)]
+    Report(ReportArgs),
+    /// Print the records of one or more results files as a table.
+    #[command(after_help = crate::cli::examples::SHOW)]
+    Show {
+        /// Results files (JSON lines, schema 1).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
+    #[command(after_help = crate::cli::examples::VERIFY)]
+    Verify {
+        /// Results files (JSON lines, schema 1).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Check a plugin before publishing it: load it in a child, validate every descriptor, run each rig once
+    /// with its defaults under --quick settings and check its invariants. One pass/FAIL line per rig.
+    #[command(after_help = crate::cli::examples::CHECK)]
+    Check {
+        /// The plugin library (e.g. target/release/libmy_rig.so).
+        path: PathBuf,
+        /// Load it even if others can write its file or directory (unsafe).
+        #[arg(long = "allow-writable-plugins")]
+        allow_writable_plugins: bool,
+        /// Kill a rig's run after this long, e.g. 30s.
+        #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "2m")]
+        deadline: Duration,
+    },
+    /// Combine results streams from several machines into OUT: one record per run id, rig, variant and
+    /// kind; identical duplicates are dropped and counted, conflicting ones reported (the first is kept).
+    #[command(after_help = crate::cli::examples::MERGE)]
+    Merge {
+        /// The combined stream (created or appended to).
+        out: PathBuf,
+        /// Streams to merge, in order.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Append results files to the warehouse, an Iceberg table behind a SQL catalog on sqlite
+    /// (runs benchhost-warehouse publish FILE... --warehouse DIR).
+    #[command(after_help = crate::cli::examples::PUBLISH)]
+    #[command(disable_help_flag = true)]
+    Publish {
+        /// FILE... --warehouse DIR
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse
+    /// (runs benchhost-warehouse query "SQL" --from FILE... | --warehouse DIR).
+    #[command(after_help = crate::cli::examples::QUERY)]
+    #[command(disable_help_flag = true)]
+    Query {
+        /// "SQL" --from FILE... | --warehouse DIR
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write a standalone rig crate (one rig of each style, a test, a README) that builds and runs unchanged.
+    #[command(after_help = crate::cli::examples::NEW_RIG)]
+    NewRig {
+        /// The rig's name: lowercase letters, digits and `_` (the second rig is NAME_run).
+        name: String,
+        /// Where to write the crate [default: ./NAME].
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Depend on plugin-api at this path (a checkout's `plugin-api/`) [default: this benchhost's own source
+        /// checkout, when it was built from one and it still exists].
+        #[arg(long = "api-path", value_name = "DIR", conflicts_with = "api_version")]
+        api_path: Option<PathBuf>,
+        /// Depend on plugin-api by this version from the registry instead (e.g. 0.1.0).
+        #[arg(long = "api-version", value_name = "VERSION")]
+        api_version: Option<String>,
+    },
+    /// Print shell completions for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = crate::cli::examples::COMPLETIONS)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(after_help = crate::cli::examples::MAN)]
+    Man,
+    /// Print the JSON Schema of a schema-1 record (committed as results/schema-1.json).
+    #[command(after_help = crate::cli::examples::SCHEMA)]
+    Schema,
+    /// Internal: the per-cell child process.
+    #[command(name = "__child", hide = true)]
+    Child,
+}
+
+/// The whole of `benchhost`: parses the command line and runs it. Exit codes: 0 success, 1 a failed cell or
+/// a gate, 2 a usage, config or I/O error, 128 + N a signal that stopped the run; a broken pipe is a normal end
+/// (`benchhost show ... | head`).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => match err.downcast_ref::<crate::proc::interrupt::Interrupted>() {
+            // Ctrl-C or SIGTERM: say which cell was cut, and exit as a signal would (130, 143).
+            Some(stop) => {
+                eprintln!("{stop}");
+                ExitCode::from(stop.exit_code())
+            }
+            None => {
+                eprintln!("error: {err:#}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Runs the parsed command line; the exit code is 1 when a cell failed.
+fn run(cli: Cli) -> Result<ExitCode> {
+    if matches!(cli.command, Command::Run(_) | Command::Calibrate(_) | Command::Check { .. }) {
+        // These run cells: a signal must take the running cell down with benchhost, and whatever a cell
+        // leaves behind must come back to benchhost to be killed, not to PID 1.
+        crate::proc::interrupt::install();
+        crate::proc::reaper::become_subreaper();
+    }
+    crate::run::output::set_verbosity(cli.quiet, cli.verbose);
+    match cli.command {
+        Command::List(args) => {
+            let loader = discover(&args.dirs, &Default::default(), false)?;
+            match args.json {
+                true => print(&(report::plugin_list_json(&loader) + "\n"))?,
+                false => print(&report::plugin_list(&loader))?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => crate::cli::run_matrix::run_matrix(*args),
+        Command::Plan(args) => {
+            let (_, cells) = resolve(&args.matrix)?;
+            if args.json {
+                print(&(report::plan_json(&cells) + "\n"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            for cell in &cells {
+                print(&format!("{:>4}  {}\n", cell.index, runner::label(cell)))?;
+            }
+            print(&format!("{} cells\n", cells.len()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare(args) => {
+            let old = baseline::load(&args.old, &args.results)?;
+            let new = baseline::load(&args.new, &args.results)?;
+            let run = provenance::current();
+            let calibrations = calibrations(&args.results);
+            let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            if args.json {
+                print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
+                return args.judging.record_and_gate(&verdicts, args.out.as_deref());
+            }
+            args.judging.judge(&verdicts, args.out.as_deref())
+        }
+        Command::Calibrate(args) => calibrate_matrix(args),
+        Command::Import(Import::Criterion { dir, out }) => import_criterion(&dir, &out),
+        Command::Report(args) => report_files(&args),
+        Command::Show { files } => show(&files),
+        Command::Verify { files } => verify(&files),
+        Command::Publish { args } => crate::cli::delegate::run("publish", &args),
+        Command::Query { args } => crate::cli::delegate::run("query", &args),
+        Command::Merge { out, inputs } => merge(&out, &inputs),
+        Command::Check { path, allow_writable_plugins, deadline } => {
+            crate::cli::check::check(&path, allow_writable_plugins, deadline)
+        }
+        Command::NewRig { name, path, api_path, api_version } => {
+            let dir = path.unwrap_or_else(|| PathBuf::from(&name));
+            let api = crate::cli::scaffold::Api::choose(api_path, api_version);
+            if let crate::cli::scaffold::Api::Path(path) = &api {
+                println!("depending on plugin-api at {} (--api-version V to depend by version)", path.display());
+            }
+            for file in crate::cli::scaffold::new_rig(&name, &dir, &api)? {
+                println!("wrote {}", file.display());
+            }
+            println!("next: cd {} && cargo test && cargo build --release", dir.display());
+            println!("then: benchhost run --plugin-dir {}/target/release --plugin {name} --quick", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => crate::cli::shell::completions(shell),
+        Command::Man => crate::cli::shell::man(),
+        Command::Schema => {
+            print(&benchhost_record::json_schema())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
+    }
+}

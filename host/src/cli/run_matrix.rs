@@ -1,0 +1,189 @@
+//! `benchhost run`: check everything the run will need after its cells, run the cells (each record written
+//! as its cell ends), then tell the user what changed: against the previous record of each series in the
+//! output stream (Criterion's `change:`), between interleaved arms, against another build or a baseline.
+//! Exports and a saved baseline come last.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use crate::analysis::compare;
+use crate::cli::args::RunArgs;
+use crate::cli::commands::{calibrations, current_exe, resolve};
+use crate::plan::matrix;
+use crate::plugin::loader::{Loader, Trust};
+use crate::report::{self, export};
+use crate::run::output::narrate;
+use crate::run::provenance;
+use crate::run::runner::{self, ChildExecutor};
+use benchhost_record::{Kind, Record};
+use benchhost_record::{baseline, reader};
+
+pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
+    // Everything a run needs after its cells is checked before the first one: a typo must not cost a matrix.
+    if let Some(name) = &args.save_baseline {
+        baseline::path(&args.out, name)?;
+    }
+    // Read before the run appends: the baseline and the previous records are what stood before it.
+    let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
+    let previous = if args.no_previous { Vec::new() } else { previous_records(&args.out) };
+    let (loader, mut cells) = resolve(&args.matrix)?;
+    let allow_writable = args.matrix.dirs.allow_writable_plugins;
+    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, allow_writable)).transpose()?;
+    if other.is_some() {
+        cells = matrix::with_twins(cells);
+    }
+    let mut run_info = provenance::current();
+    run_info.shard = args.matrix.shard.map(|s| s.to_string());
+    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    if let Some(id) = &args.run_id {
+        run_info.id = Some(id.clone());
+    }
+    let mut sink = benchhost_record::sink::Sink::open(&args.out)?;
+    let mut executor =
+        ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
+    let rounds = args.rounds.unwrap_or(if args.interleave || other.is_some() { 5 } else { 1 });
+    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
+    // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
+    let records: Vec<_> = ran
+        .records
+        .iter()
+        .zip(&cells)
+        .filter(|(r, c)| !c.against || r.kind == Kind::Failure)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let refs: Vec<_> = records.iter().collect();
+    narrate(&format!("{}\n", report::records_table(&refs)))?;
+    warn_missed_targets(&records);
+    let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
+    narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
+    let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    let calibrations = calibrations(&args.out);
+    let threshold = args.judging.threshold(&calibrations, &run_info.host);
+    show_change(&previous, &records, &threshold, &run_info, &args.out)?;
+    let measured = |r: &&Vec<Record>| r.iter().all(|r| r.kind == Kind::Measurement);
+    let mut verdicts = Vec::new();
+    if let Some(dir) = &args.against {
+        let pairs: Vec<_> = ran
+            .rounds
+            .chunks(2)
+            .filter(|p| p.iter().all(|r| measured(&r)))
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        verdicts.extend(crate::analysis::rounds::against(&pairs, &dir.display().to_string(), &threshold, &run_info));
+    } else if rounds > 1 {
+        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
+        verdicts.extend(crate::analysis::rounds::paired(&arms, &threshold, &run_info));
+    }
+    if let Some(old) = &old {
+        verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
+    }
+    if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
+        code = ExitCode::from(1);
+    }
+    export_records(&args, &records, args.judging.fixed_threshold())?;
+    if let Some(name) = &args.save_baseline {
+        let path = baseline::path(&args.out, name)?;
+        baseline::save(&path, &records)?;
+        narrate(&format!("baseline `{name}` saved to {}\n", path.display()))?;
+    }
+    Ok(code)
+}
+
+/// The records already in the output stream (none when it does not exist, is not a regular file, or cannot be
+/// read: the run itself will say why when it appends).
+fn previous_records(out: &Path) -> Vec<Record> {
+    // Not a device: /dev/full reads zeros without end.
+    if !out.is_file() {
+        return Vec::new();
+    }
+    reader::read(out).map(|s| s.records.into_iter().map(|(_, r)| r).collect()).unwrap_or_default()
+}
+
+/// Each series' change against its newest earlier record in the stream, as Criterion's `change:` line. Shown,
+/// not written: the stream already holds both records.
+fn show_change(
+    previous: &[Record],
+    records: &[Record],
+    threshold: compare::Threshold<'_>,
+    run: &benchhost_record::RunInfo,
+    out: &Path,
+) -> Result<()> {
+    if previous.is_empty() {
+        return Ok(());
+    }
+    let changes: Vec<Record> = compare::compare(previous, records, threshold, run)
+        .into_iter()
+        .filter(|v| {
+            let decision = v.verdict.as_ref().map(|v| v.decision);
+            !matches!(decision, Some(benchhost_record::Decision::Added | benchhost_record::Decision::Removed))
+        })
+        .collect();
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let refs: Vec<&Record> = changes.iter().collect();
+    narrate(&format!(
+        "change against the previous record of each series in {} (--no-previous to skip):\n{}\n",
+        out.display(),
+        report::verdicts_table(&refs)
+    ))
+}
+
+/// `--export-json`, `--export-csv`, `--export-markdown`, `--export-html`: this run's records, as hyperfine's
+/// exports.
+fn export_records(args: &RunArgs, records: &[Record], threshold: f64) -> Result<()> {
+    let exports = [
+        (&args.export_json, export::json(records)),
+        (&args.export_csv, export::csv(records)),
+        (&args.export_markdown, export::markdown(records, threshold)),
+        (&args.export_html, crate::report::html::page(records)),
+    ];
+    for (path, text) in exports {
+        if let Some(path) = path {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            narrate(&format!("exported to {}\n", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The plugins of the other build (`run --against DIR`), which must provide every rig of the run.
+fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> Result<Loader> {
+    // The other build's libraries differ from this one's by design: `rigs.toml`'s pins are not theirs.
+    let trust = Trust { allow_writable, ..Trust::default() };
+    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, &trust);
+    for rejected in &loader.rejected {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
+        bail!(
+            "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",
+            dir.display(),
+            cell.rig
+        );
+    }
+    Ok(loader)
+}
+
+/// One warning per record whose sampling ran out of budget before its CI95 target: the record says
+/// `cell.stop = budget`, and the screen must say it too.
+fn warn_missed_targets(records: &[Record]) {
+    for record in records {
+        let Some(cell) = record.cell.as_ref().filter(|c| c.stop.as_deref() == Some("budget")) else { continue };
+        let reached = record
+            .metrics
+            .values()
+            .filter_map(|m| m.ci95.map(|[lo, hi]| (hi - lo) / 2.0 / m.value.abs()))
+            .fold(0.0, f64::max);
+        eprintln!(
+            "warning: {} {}: CI95 target ±{}% not reached within the budget (±{:.1}% after {} samples)",
+            record.bench,
+            serde_json::to_string(&record.variant).unwrap_or_default(),
+            (cell.target_ci.unwrap_or(0.0) * 1e5).round() / 1e3,
+            reached * 100.0,
+            cell.samples
+        );
+    }
+}

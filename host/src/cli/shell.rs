@@ -1,0 +1,26 @@
+//! What a shell user expects of a command-line tool, generated from the clap definitions so it never drifts:
+//! completions (`benchhost completions bash`) and a man page (`benchhost man`).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+use crate::run::output::print;
+
+/// Completions for `shell`, written to stdout.
+pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "benchhost", &mut out);
+    print(&String::from_utf8_lossy(&out))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The man page (roff), written to stdout: `benchhost man > benchhost.1`.
+pub fn man() -> Result<ExitCode> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    print(&String::from_utf8_lossy(&out))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,435 @@
+//! Turns `rigs.toml` plus the command line into cells, validating everything against the rigs' descriptors
+//! before a single cell runs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use benchhost_plugin_api::{Descriptor, Param, ParamType};
+use indexmap::IndexMap;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::plan::config::{Config, ConfigError, RigEntry};
+use crate::plan::settings::Plan;
+use crate::stats::Sampling;
+
+/// One point of the matrix: one rig, one full set of parameter values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// Position in the run, from 0.
+    pub index: usize,
+    /// Rig name.
+    pub rig: String,
+    /// Every declared parameter with its value, sorted by name (the record's `variant`).
+    pub params: BTreeMap<String, Value>,
+    /// How much to measure.
+    pub plan: Plan,
+    /// When to give up on the child.
+    pub deadline: Duration,
+    /// Runs the other build's plugin (`run --against`): the twin of the cell before it.
+    pub against: bool,
+}
+
+/// What records and screens show for a secret parameter's value.
+pub const REDACTED: &str = "<redacted>";
+
+impl Cell {
+    /// The parameters as records and screens show them: values of parameters whose name marks them secret
+    /// (containing `password`, `token` or `secret`, or starting with `sasl.`) replaced by [`REDACTED`]. Only the
+    /// child sees the real values.
+    pub fn shown_params(&self) -> BTreeMap<String, Value> {
+        let secret = |name: &str| {
+            let name = name.to_ascii_lowercase();
+            ["password", "token", "secret"].iter().any(|w| name.contains(w)) || name.starts_with("sasl.")
+        };
+        let shown = |(k, v): (&String, &Value)| (k.clone(), if secret(k) { Value::from(REDACTED) } else { v.clone() });
+        self.params.iter().map(shown).collect()
+    }
+}
+
+/// Each cell followed by its twin on the other build, renumbered, so rounds alternate the builds: A A' B B'.
+pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
+    cells
+        .into_iter()
+        .flat_map(|cell| [Cell { against: false, ..cell.clone() }, Cell { against: true, ..cell }])
+        .enumerate()
+        .map(|(index, cell)| Cell { index, ..cell })
+        .collect()
+}
+
+/// What the command line adds to the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--plugin NAME`: only these rigs, in this order.
+    pub rigs: Vec<String>,
+    /// `--set key=value`, in order.
+    pub sets: Vec<(String, String)>,
+    /// `--quick`: short warm-up and few samples.
+    pub quick: bool,
+    /// `--deadline`.
+    pub deadline: Option<Duration>,
+    /// `--max-cells`.
+    pub max_cells: Option<u64>,
+    /// `--sampling`.
+    pub sampling: Option<Sampling>,
+    /// `--target-ci`, a fraction (0.01 for 1%).
+    pub target_ci: Option<f64>,
+    /// `--budget`.
+    pub budget: Option<Duration>,
+    /// `--resamples`.
+    pub resamples: Option<u32>,
+    /// `--warmup`.
+    pub warmup: Option<Duration>,
+    /// `--measurement`.
+    pub measurement: Option<Duration>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--repetitions`.
+    pub repetitions: Option<u32>,
+}
+
+/// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.
+pub trait Catalog {
+    /// The descriptor of a loaded rig.
+    fn descriptor(&self, rig: &str) -> Option<&Descriptor>;
+    /// Every loaded or known rig name (for suggestions).
+    fn names(&self) -> Vec<String>;
+    /// For a rig that exists in the source tree but whose plugin was not found: how to build it.
+    fn build_hint(&self, rig: &str) -> Option<String>;
+    /// Libraries refused before they were opened (a pin, a writable file), one `file: why` each: any of them
+    /// may hold a rig that was not found.
+    fn refused(&self) -> Vec<String> {
+        vec![]
+    }
+}
+
+const DEFAULT_MAX_CELLS: u64 = 10_000;
+
+/// Expands the selected rigs of `config` into cells.
+pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> Result<Vec<Cell>, ConfigError> {
+    let sets = parse_sets(&overrides.sets, config)?;
+    let selected = select(config, catalog, overrides)?;
+    check_sets_apply(&sets, &selected, config)?;
+    let max_cells = max_cells(config, overrides)?;
+    let mut cells = Vec::new();
+    for (rig, entry, descriptor) in selected {
+        let points = points(config, &rig, entry, descriptor, &sets, overrides.quick)?;
+        if (cells.len() + points.len()) as u64 > max_cells.limit {
+            return Err(ConfigError {
+                location: max_cells.location.clone(),
+                message: format!(
+                    "the matrix has over {} cells (rig `{rig}` alone has {}); narrow it or raise `max_cells`",
+                    max_cells.limit,
+                    points.len()
+                ),
+            });
+        }
+        let (plan, deadline) = crate::plan::settings::resolve(config, entry, overrides)?;
+        for params in points {
+            cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline, against: false });
+        }
+    }
+    Ok(cells)
+}
+
+/// The largest matrix accepted, and where that limit was set (for errors).
+struct MaxCells {
+    limit: u64,
+    location: String,
+}
+
+fn max_cells(config: &Config, overrides: &Overrides) -> Result<MaxCells, ConfigError> {
+    let (limit, location) = match (&overrides.max_cells, &config.defaults.max_cells) {
+        (Some(cli), _) => (*cli, "--max-cells".to_string()),
+        (None, Some(file)) => (*file.get_ref(), config.error_at(file.span().start, "").location),
+        (None, None) => (DEFAULT_MAX_CELLS, "the default max_cells".to_string()),
+    };
+    if limit == 0 {
+        return Err(ConfigError { location, message: "max_cells must be at least 1".into() });
+    }
+    Ok(MaxCells { limit, location })
+}
+
+type Selected<'a> = Vec<(String, Option<&'a RigEntry>, &'a Descriptor)>;
+
+fn select<'a>(
+    config: &'a Config,
+    catalog: &'a dyn Catalog,
+    overrides: &Overrides,
+) -> Result<Selected<'a>, ConfigError> {
+    let entry = |(k, e): &'a (Spanned<String>, RigEntry)| (k.get_ref().clone(), Some(k.span().start), Some(e));
+    let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if overrides.rigs.is_empty() {
+        config.rigs.iter().map(entry).collect()
+    } else {
+        // Each named rig with all its tables, or with its defaults when the file has none.
+        overrides
+            .rigs
+            .iter()
+            .flat_map(|name| {
+                let tables: Vec<_> = config.rigs.iter().filter(|(k, _)| k.get_ref() == name).map(entry).collect();
+                if tables.is_empty() { vec![(name.clone(), None, None)] } else { tables }
+            })
+            .collect()
+    };
+    let mut selected = Vec::new();
+    for (name, offset, entry) in wanted {
+        let Some(descriptor) = catalog.descriptor(&name) else {
+            let refused = catalog.refused();
+            let message = match catalog.build_hint(&name) {
+                // A refused library's rigs are unknown (it was never opened): the refusal is the likely cause.
+                _ if !refused.is_empty() => {
+                    format!("rig `{name}` was not found; refused libraries may provide it: {}", refused.join("; "))
+                }
+                Some(hint) => format!("rig `{name}` is not built; build it with `{hint}`"),
+                None => format!("unknown rig `{name}`{}", suggest(&name, catalog.names())),
+            };
+            return Err(match offset {
+                Some(offset) => config.error_at(offset, message),
+                None => ConfigError { location: "--plugin".into(), message },
+            });
+        };
+        selected.push((name, entry, descriptor));
+    }
+    Ok(selected)
+}
+
+/// All parameter assignments of one rig: defaults, then fixed params, then axes, then `--set`.
+fn points(
+    config: &Config,
+    rig: &str,
+    entry: Option<&RigEntry>,
+    descriptor: &Descriptor,
+    sets: &[(String, toml::Value)],
+    quick: bool,
+) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
+    let mut base: BTreeMap<String, Value> =
+        descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
+    let mut axes: IndexMap<String, Vec<Value>> = IndexMap::new();
+    let empty = RigEntry::default();
+    let entry = entry.unwrap_or(&empty);
+    for (key, value) in &entry.params {
+        let param = param(config, rig, descriptor, key)?;
+        if entry.matrix.keys().any(|k| param.answers_to(k.get_ref())) {
+            return Err(config.error_at(
+                key.span().start,
+                format!("`{}` of rig `{rig}` is both a fixed parameter and a matrix axis", key.get_ref()),
+            ));
+        }
+        base.insert(param.name.clone(), check(config, rig, param, value)?);
+    }
+    for (key, values) in &entry.matrix {
+        let param = param(config, rig, descriptor, key)?;
+        let toml::Value::Array(list) = values.get_ref() else {
+            return Err(config.error_at(
+                values.span().start,
+                format!("axis `{}` of rig `{rig}` must be a list of values", param.name),
+            ));
+        };
+        if list.is_empty() {
+            return Err(
+                config.error_at(values.span().start, format!("axis `{}` of rig `{rig}` has no values", param.name))
+            );
+        }
+        let spanned = |v: &toml::Value| Spanned::new(values.span(), v.clone());
+        let checked = list.iter().map(|v| check(config, rig, param, &spanned(v))).collect::<Result<_, _>>()?;
+        axes.insert(param.name.clone(), checked);
+    }
+    let excludes = excludes(config, rig, descriptor, entry, &axes)?;
+    for (key, value) in &entry.quick {
+        let param = param(config, rig, descriptor, key)?;
+        let value = check(config, rig, param, value)?;
+        if quick {
+            axes.shift_remove(&param.name);
+            base.insert(param.name.clone(), value);
+        }
+    }
+    for (key, value) in sets {
+        if let Some(param) = descriptor.params.iter().find(|p| p.answers_to(key)) {
+            let value = check(config, rig, param, &Spanned::new(0..0, value.clone()))
+                .map_err(|e| ConfigError { location: "--set".into(), message: e.message })?;
+            axes.shift_remove(&param.name);
+            base.insert(param.name.clone(), value);
+        }
+    }
+    let mut points = vec![base];
+    for (name, values) in &axes {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut p = p.clone();
+                    p.insert(name.clone(), v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    points.retain(|p| !excludes.iter().any(|ex| ex.iter().all(|(k, v)| p.get(k) == Some(v))));
+    points.dedup();
+    Ok(points)
+}
+
+fn excludes(
+    config: &Config,
+    rig: &str,
+    descriptor: &Descriptor,
+    entry: &RigEntry,
+    axes: &IndexMap<String, Vec<Value>>,
+) -> Result<Vec<BTreeMap<String, Value>>, ConfigError> {
+    let mut out = Vec::new();
+    for table in &entry.exclude {
+        let mut assignment = BTreeMap::new();
+        for (key, value) in table.get_ref() {
+            let param = param(config, rig, descriptor, key)?;
+            if !axes.contains_key(&param.name) {
+                let axes: Vec<&str> = axes.keys().map(String::as_str).collect();
+                return Err(config.error_at(
+                    key.span().start,
+                    format!(
+                        "`exclude` names `{}`, which is not a matrix axis of rig `{rig}` (axes: {})",
+                        param.name,
+                        axes.join(", ")
+                    ),
+                ));
+            }
+            assignment.insert(param.name.clone(), check(config, rig, param, value)?);
+        }
+        out.push(assignment);
+    }
+    Ok(out)
+}
+
+fn param<'d>(
+    config: &Config,
+    rig: &str,
+    descriptor: &'d Descriptor,
+    key: &Spanned<String>,
+) -> Result<&'d Param, ConfigError> {
+    descriptor.params.iter().find(|p| p.answers_to(key.get_ref())).ok_or_else(|| {
+        let names = descriptor.params.iter().map(|p| p.name.clone()).collect();
+        config.error_at(
+            key.span().start,
+            format!("unknown parameter `{}` for rig `{rig}`{}", key.get_ref(), suggest(key.get_ref(), names)),
+        )
+    })
+}
+
+/// Checks one value against its parameter and returns it as JSON.
+fn check(config: &Config, rig: &str, param: &Param, value: &Spanned<toml::Value>) -> Result<Value, ConfigError> {
+    check_value(rig, param, value.get_ref()).map_err(|message| config.error_at(value.span().start, message))
+}
+
+/// Type, allowed set and range of one value; the error is one line naming the rig and the parameter.
+pub fn check_value(rig: &str, param: &Param, value: &toml::Value) -> Result<Value, String> {
+    let name = &param.name;
+    let json = match (param.ty, value) {
+        (ParamType::Int, toml::Value::Integer(i)) => Value::from(*i),
+        (ParamType::Float, toml::Value::Integer(i)) => Value::from(*i as f64),
+        // NaN and infinity pass every range check and become `null` in a record: refuse them here.
+        (ParamType::Float, toml::Value::Float(f)) if !f.is_finite() => {
+            return Err(format!("`{name} = {f}` of rig `{rig}` is not a finite number"));
+        }
+        (ParamType::Float, toml::Value::Float(f)) => Value::from(*f),
+        (ParamType::Bool, toml::Value::Boolean(b)) => Value::from(*b),
+        (ParamType::String, toml::Value::String(s)) => Value::from(s.as_str()),
+        (ty, other) => {
+            return Err(format!(
+                "parameter `{name}` of rig `{rig}` takes {}, not {} `{other}`",
+                article(ty),
+                other.type_str()
+            ));
+        }
+    };
+    if let Some(allowed) = &param.allowed
+        && !allowed.contains(&json)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        let texts = allowed.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+        let hint = json.as_str().map(|s| suggest(s, texts)).unwrap_or_default();
+        return Err(format!("`{name} = {json}` is not allowed for rig `{rig}` (allowed: {}){hint}", list.join(", ")));
+    }
+    if let Some(x) = json.as_f64() {
+        let (min, max) = (param.min.unwrap_or(f64::NEG_INFINITY), param.max.unwrap_or(f64::INFINITY));
+        if x < min || x > max {
+            return Err(format!(
+                "`{name} = {json}` is out of range for rig `{rig}` ({} ..= {})",
+                fmt_bound(min),
+                fmt_bound(max)
+            ));
+        }
+    }
+    Ok(json)
+}
+
+fn article(ty: ParamType) -> &'static str {
+    match ty {
+        ParamType::Int => "an integer",
+        ParamType::Float => "a number",
+        ParamType::Bool => "a boolean",
+        ParamType::String => "a string",
+    }
+}
+
+fn fmt_bound(x: f64) -> String {
+    if x.is_infinite() { "∞".into() } else { x.to_string() }
+}
+
+fn parse_sets(sets: &[(String, String)], _config: &Config) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+    sets.iter()
+        .map(|(key, text)| {
+            // `--set rows=10000` is an integer and `--set compression=lz4` a string: parse as TOML, else text.
+            let value = toml::from_str::<toml::Table>(&format!("v = {text}")).ok().and_then(|mut t| t.remove("v"));
+            match value {
+                Some(value) => Ok((key.clone(), value)),
+                // Digits TOML refused are an integer out of range, not a string.
+                None if looks_like_integer(text) => Err(ConfigError {
+                    location: "--set".into(),
+                    message: format!("`{key}={text}`: {text} is out of range for an integer (at most {})", i64::MAX),
+                }),
+                None => Ok((key.clone(), toml::Value::String(text.clone()))),
+            }
+        })
+        .collect()
+}
+
+fn looks_like_integer(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['+', '-']);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+}
+
+fn check_sets_apply(
+    sets: &[(String, toml::Value)],
+    selected: &Selected<'_>,
+    _config: &Config,
+) -> Result<(), ConfigError> {
+    for (key, _) in sets {
+        if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| p.answers_to(key))) {
+            let names = selected.iter().flat_map(|(_, _, d)| d.params.iter().map(|p| p.name.clone())).collect();
+            let rigs: Vec<&str> = selected.iter().map(|(r, _, _)| r.as_str()).collect();
+            return Err(ConfigError {
+                location: "--set".into(),
+                message: format!(
+                    "no selected rig ({}) has a parameter `{key}`{}",
+                    rigs.join(", "),
+                    suggest(key, names)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `" (did you mean `x`?)"` when one candidate is close to `name`, else empty.
+pub fn suggest(name: &str, candidates: Vec<String>) -> String {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(name, &c), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[path = "matrix_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+//! How much to measure in a cell: built-in defaults, then `[defaults]`, then the rig's table, then `--quick`,
+//! then the command line.
+
+use std::time::Duration;
+
+use toml::Spanned;
+
+use crate::plan::config::{Config, ConfigError, RigEntry, Settings, nanos, parse_duration, parse_fraction};
+use crate::plan::matrix::Overrides;
+use benchhost_record::Sampling;
+use serde::{Deserialize, Serialize};
+
+/// The sampling plan and deadline of `entry`'s cells.
+pub fn resolve(
+    config: &Config,
+    entry: Option<&RigEntry>,
+    overrides: &Overrides,
+) -> Result<(Plan, Duration), ConfigError> {
+    let d: &Settings = &config.defaults;
+    let e = entry.cloned().unwrap_or_default();
+    let at = |s: &Spanned<String>, m: String| config.error_at(s.span().start, m);
+    let duration = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| match rig
+        .as_ref()
+        .or(file.as_ref())
+    {
+        Some(s) => parse_duration(s.get_ref()).map_err(|m| at(s, m)),
+        None => Ok(default),
+    };
+    let count = |rig: &Option<Spanned<u32>>, file: &Option<Spanned<u32>>, default: u32| -> Result<u32, ConfigError> {
+        match rig.as_ref().or(file.as_ref()) {
+            Some(s) if *s.get_ref() == 0 => Err(config.error_at(s.span().start, "must be at least 1")),
+            Some(s) => Ok(*s.get_ref()),
+            None => Ok(default),
+        }
+    };
+    // Zero cannot measure: a zero deadline fails every cell, a zero measurement time gives samples of one
+    // iteration that time the clock, not the code.
+    let positive = |rig: &Option<Spanned<String>>, file: &Option<Spanned<String>>, default: Duration| {
+        let value = duration(rig, file, default)?;
+        match rig.as_ref().or(file.as_ref()) {
+            Some(s) if value.is_zero() => {
+                Err(at(s, format!("`{}` is zero: nothing can be measured in no time", s.get_ref())))
+            }
+            _ => Ok(value),
+        }
+    };
+    let mut warmup = duration(&e.warmup, &d.warmup, Duration::from_secs(1))?;
+    let mut measurement = positive(&e.measurement, &d.measurement, Duration::from_secs(3))?;
+    let mut samples = count(&e.samples, &d.samples, 30)?;
+    let mut repetitions = count(&e.repetitions, &d.repetitions, 5)?;
+    let mut deadline = positive(&e.deadline, &d.deadline, Duration::from_secs(600))?;
+    let resamples = count(&e.resamples, &d.resamples, DEFAULT_RESAMPLES)?;
+    let sampling = match e.sampling.as_ref().or(d.sampling.as_ref()) {
+        Some(s) if s.get_ref() == "flat" => Sampling::Flat,
+        Some(s) if s.get_ref() == "linear" => Sampling::Linear,
+        Some(s) => return Err(at(s, format!("`sampling = \"{}\"` is not `flat` or `linear`", s.get_ref()))),
+        None => Sampling::Flat,
+    };
+    let target_ci = match e.target_ci.as_ref().or(d.target_ci.as_ref()) {
+        Some(s) => Some(parse_fraction(s.get_ref()).map_err(|m| at(s, m))?),
+        None => None,
+    };
+    if overrides.quick {
+        warmup = warmup.min(Duration::from_millis(100));
+        measurement = measurement.min(Duration::from_millis(300));
+        samples = samples.min(10);
+        repetitions = repetitions.min(2);
+    }
+    // The command line has the last word (clap has already refused zeros there).
+    warmup = overrides.warmup.unwrap_or(warmup);
+    measurement = overrides.measurement.unwrap_or(measurement);
+    samples = overrides.samples.unwrap_or(samples);
+    repetitions = overrides.repetitions.unwrap_or(repetitions);
+    deadline = overrides.deadline.unwrap_or(deadline);
+    let budget = positive(&e.budget, &d.budget, measurement.saturating_mul(3))?;
+    let plan = Plan {
+        warmup_ns: nanos(warmup),
+        samples,
+        sample_ns: nanos(measurement) / u64::from(samples),
+        repetitions,
+        sampling: overrides.sampling.unwrap_or(sampling),
+        target_ci: overrides.target_ci.or(target_ci),
+        budget_ns: nanos(overrides.budget.unwrap_or(budget)),
+        resamples: overrides.resamples.unwrap_or(resamples),
+        memory_limit: match e.memory_limit.as_ref().or(d.memory_limit.as_ref()) {
+            Some(s) => Some(crate::plan::config::parse_size(s.get_ref()).map_err(|m| at(s, m))?),
+            None => None,
+        },
+    };
+    Ok((plan, deadline))
+}
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Warm-up time (iterations style); run style does one discarded run when non-zero.
+    pub warmup_ns: u64,
+    /// Samples to take (iterations style).
+    pub samples: u32,
+    /// Target duration of one sample (iterations style).
+    pub sample_ns: u64,
+    /// Runs to do (run style).
+    pub repetitions: u32,
+    /// Flat or linear growth of the iterations per sample.
+    #[serde(default)]
+    pub sampling: Sampling,
+    /// With a target: stop sampling once the CI95 half-width of the time per iteration is within this fraction
+    /// of the estimate (after at least [`MIN_TARGET_SAMPLES`]), or when `budget_ns` of sampling is spent.
+    #[serde(default)]
+    pub target_ci: Option<f64>,
+    /// Sampling time allowed when `target_ci` is set.
+    #[serde(default)]
+    pub budget_ns: u64,
+    /// Bootstrap resamples for the CI95 (analysis in the parent; seeded, so reproducible).
+    #[serde(default = "default_resamples")]
+    pub resamples: u32,
+    /// Cap on the child's data memory in bytes (`RLIMIT_DATA`), set by the child before loading the plugin.
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
+}
+
+/// Fewest samples before a target precision may stop sampling.
+pub const MIN_TARGET_SAMPLES: usize = 5;
+
+/// Bootstrap resamples for each CI95 unless `--resamples` or `rigs.toml` says otherwise.
+pub const DEFAULT_RESAMPLES: u32 = 10_000;
+
+fn default_resamples() -> u32 {
+    DEFAULT_RESAMPLES
+}
+
+impl Plan {
+    /// A flat plan without target, for tests.
+    #[cfg(test)]
+    pub fn flat(warmup_ns: u64, samples: u32, sample_ns: u64, repetitions: u32) -> Plan {
+        Plan {
+            warmup_ns,
+            samples,
+            sample_ns,
+            repetitions,
+            sampling: Sampling::Flat,
+            target_ci: None,
+            budget_ns: 0,
+            resamples: DEFAULT_RESAMPLES,
+            memory_limit: None,
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Opens one plugin library in *this* process. Only child processes call it: loading runs the library's
+//! constructors, and a broken library must take down a child, never `benchhost run`.
+//!
+//! Each library is loaded with `lib_header_from_path(..)?.init_root_module()`, never
+//! `RootModule::load_from_file`, which caches the first module per type and would hand back the first plugin
+//! for every later path.
+
+use std::ffi::{CStr, c_char};
+use std::path::Path;
+
+use abi_stable::library::{LibraryError, RawLibrary, lib_header_from_path};
+use benchhost_plugin_api::abi::{API_VERSION, API_VERSION_SYMBOL, PluginInfo, PluginRef};
+
+/// Loads the library at `path` and reads its self-description. The error is one line.
+pub fn open(path: &Path) -> Result<(PluginRef, PluginInfo), String> {
+    crate::plugin::elf::check_length(path).map_err(|why| format!("not a loadable library: {why}"))?;
+    let theirs = api_version(path)?;
+    let root = lib_header_from_path(path).and_then(|header| header.init_root_module::<PluginRef>()).map_err(|err| {
+        format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))
+    })?;
+    let json = (root.info())();
+    let value: serde_json::Value =
+        serde_json::from_str(json.as_str()).map_err(|e| format!("its plugin info is not JSON: {e}"))?;
+    if let Some(err) = value.get("error") {
+        let message = err.get("message").and_then(|m| m.as_str()).unwrap_or("unknown error");
+        return Err(format!("it failed to describe its rigs: {message}"));
+    }
+    let info: PluginInfo = serde_json::from_value(value).map_err(|e| format!("its plugin info is invalid: {e}"))?;
+    Ok((root, info))
+}
+
+/// The plugin-api version a library was built against, from a plain C symbol that is readable even when
+/// the layout check fails.
+fn api_version(path: &Path) -> Result<String, String> {
+    let raw = RawLibrary::load_at(path).map_err(|err| match err {
+        LibraryError::OpenError { err, .. } => format!("not a loadable library: {}", last_part(&err.to_string())),
+        other => first_line(&other.to_string()),
+    })?;
+    // Safety: the symbol is declared by `export_rigs!` as `extern "C" fn() -> *const u8` returning a
+    // NUL-terminated static string; a library without it is rejected before the call.
+    let version = unsafe {
+        let symbol = raw
+            .get::<extern "C" fn() -> *const c_char>(API_VERSION_SYMBOL)
+            .map_err(|_| "not a benchhost plugin (it exports no `benchhost_plugin_api_version`)".to_string())?;
+        CStr::from_ptr(symbol()).to_string_lossy().into_owned()
+    };
+    // Libraries are never unloaded (abi_stable leaks them on purpose too).
+    std::mem::forget(raw);
+    Ok(version)
+}
+
+/// abi_stable's report on a layout mismatch is a 1,000-line dump; its `Error:` lines say what matters.
+pub fn error_lines(err: &LibraryError) -> String {
+    let text = err.to_string();
+    let mut errors: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with("Error:")) {
+        let line = line.trim_start_matches("Error:").trim().to_string();
+        if !errors.contains(&line) {
+            errors.push(line);
+        }
+    }
+    if errors.is_empty() {
+        // Version mismatches and other short errors: collapse the whole message onto one line.
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        errors.join("; ")
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").to_string()
+}
+
+/// dlopen errors repeat the path before the reason; keep the reason.
+fn last_part(text: &str) -> String {
+    text.rsplit(": ").next().unwrap_or(text).trim().to_string()
+}

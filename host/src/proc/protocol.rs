@@ -1,0 +1,208 @@
+//! The child → parent protocol: versioned JSON lines on the child's original stdout, which the child moves
+//! away from fd 1 before any plugin code runs (so whatever a rig prints lands in the cell log instead).
+//!
+//! The first line is a [`Message::Hello`] carrying [`MAGIC`] and [`PROTOCOL`]; anything else is a protocol
+//! violation, reported as such rather than waited on.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use benchhost_plugin_api::ErrorKind;
+
+use benchhost_plugin_api::abi::PluginInfo;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::settings::Plan;
+use serde_json::Value;
+
+/// Magic word of the first line.
+pub const MAGIC: &str = "benchhost-cell";
+/// Protocol version; bump on any incompatible change.
+pub const PROTOCOL: u32 = 1;
+/// Longest line the parent accepts; a longer one is a protocol violation, not an allocation.
+pub const MAX_LINE: usize = 4 << 20;
+
+/// What the parent asks a child to do, sent as one JSON line on the child's stdin.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "task", rename_all = "snake_case")]
+pub enum Task {
+    /// Load a library and report its [`PluginInfo`] or why it cannot be loaded.
+    Probe {
+        /// Library file.
+        path: PathBuf,
+    },
+    /// Run one cell.
+    Cell(CellTask),
+}
+
+/// One cell, as the child needs it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellTask {
+    /// Library file.
+    pub plugin_path: PathBuf,
+    /// Rig name.
+    pub rig: String,
+    /// Every declared parameter with its value.
+    pub params: BTreeMap<String, Value>,
+    /// Sampling plan.
+    pub plan: Plan,
+    /// The cell's scratch directory.
+    pub scratch_dir: PathBuf,
+    /// `--quick`.
+    pub quick: bool,
+}
+
+/// Phases of a cell, named in errors and failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Loading the library.
+    Load,
+    /// `setup`.
+    Setup,
+    /// Warm-up.
+    Warmup,
+    /// Samples or repetitions.
+    Measure,
+    /// `teardown`.
+    Teardown,
+}
+
+/// A line from the child.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    /// First line.
+    Hello {
+        /// Must be [`MAGIC`].
+        magic: String,
+        /// Must be [`PROTOCOL`].
+        protocol: u32,
+    },
+    /// The library loaded; its self-description.
+    Plugin {
+        /// Info from the root module.
+        info: PluginInfo,
+    },
+    /// The library could not be loaded (probe), in one line.
+    Rejected {
+        /// Why.
+        reason: String,
+    },
+    /// A phase began.
+    Phase {
+        /// Which.
+        phase: Phase,
+    },
+    /// Warm-up finished.
+    Warmup {
+        /// Iterations done (or runs, in run style).
+        iterations: u64,
+        /// Time spent in timed batches.
+        ns: u64,
+        /// Run style: the counters of the warm-up run, checked like every repetition's (its numbers are
+        /// discarded, its answer is not: a wrong cold answer is a failure).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counters: Option<BTreeMap<String, u64>>,
+    },
+    /// Sampling ended, and why: `samples` (the planned count), `target` (the CI target was met) or `budget`.
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+    /// Minor page faults the child took while warming up and sampling.
+    PageFaults {
+        /// Count.
+        minor: u64,
+    },
+    /// One timed batch.
+    Sample {
+        /// Iterations in the batch.
+        iterations: u64,
+        /// Nanoseconds for the whole batch.
+        ns: u64,
+    },
+    /// One run-style repetition.
+    Observation {
+        /// Metric values.
+        metrics: BTreeMap<String, f64>,
+        /// Counters.
+        counters: BTreeMap<String, u64>,
+        /// The rig's note on how it measured.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// Teardown's counters.
+    Outcome {
+        /// Counters.
+        counters: BTreeMap<String, u64>,
+        /// The rig's note.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// A rig call failed (a panic included).
+    Error {
+        /// Where.
+        phase: Phase,
+        /// What kind.
+        kind: ErrorKind,
+        /// The rig's message.
+        message: String,
+    },
+    /// The child finished its work and is about to exit 0.
+    Done,
+}
+
+impl Message {
+    /// The hello line of this protocol version.
+    pub fn hello() -> Self {
+        Message::Hello { magic: MAGIC.into(), protocol: PROTOCOL }
+    }
+}
+
+/// Decodes a line that is not the first. Errors are protocol violations, described in one line.
+pub fn decode(line: &str) -> Result<Message, String> {
+    serde_json::from_str(line).map_err(|e| format!("undecodable protocol line ({e}): {}", clip(line)))
+}
+
+/// Checks the first line.
+pub fn decode_hello(line: &str) -> Result<(), String> {
+    match serde_json::from_str::<Message>(line) {
+        Ok(Message::Hello { magic, protocol }) if magic == MAGIC && protocol == PROTOCOL => Ok(()),
+        Ok(Message::Hello { magic, protocol }) if magic == MAGIC => {
+            Err(format!("the child speaks protocol {protocol}, this benchhost speaks {PROTOCOL}"))
+        }
+        _ => Err(format!("the child's first line is not a benchhost hello: {}", clip(line))),
+    }
+}
+
+fn clip(line: &str) -> String {
+    let mut end = line.len().min(120);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < line.len() { format!("{}…", &line[..end]) } else { line.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_round_trips_and_is_checked() {
+        let line = serde_json::to_string(&Message::hello()).unwrap();
+        assert!(line.contains("\"magic\":\"benchhost-cell\""));
+        assert_eq!(decode_hello(&line), Ok(()));
+        let other = line.replace("\"protocol\":1", "\"protocol\":2");
+        assert!(decode_hello(&other).unwrap_err().contains("protocol 2"));
+        assert!(decode_hello("hello world").unwrap_err().contains("not a benchhost hello"));
+    }
+
+    #[test]
+    fn garbage_is_a_violation_with_the_line_clipped() {
+        let long = "x".repeat(500);
+        let err = decode(&long).unwrap_err();
+        assert!(err.len() < 300, "{err}");
+        assert!(decode(r#"{"type":"sample","iterations":3,"ns":10}"#).is_ok());
+    }
+}

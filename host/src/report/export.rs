@@ -1,0 +1,230 @@
+//! Reports and exports of result streams (`benchhost report`): Markdown in the style of seed 000's table,
+//! CSV, JSON, github-action-benchmark's custom JSON (one file per direction, as that tool has one direction
+//! per file) and Bencher Metric Format. Formats only; reads nothing, measures nothing.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::analysis::compare;
+use crate::report::{metric, plain};
+use benchhost_record::SeriesKey;
+use benchhost_record::{Kind, MetricValue, Record};
+
+/// A stable series name: `bench/key=value/...` over every variant key, sorted; never a computed value.
+pub fn series_name(record: &Record) -> String {
+    let mut name = record.bench.clone();
+    for (key, value) in &record.variant {
+        let _ = write!(name, "/{key}={}", plain(value));
+    }
+    name
+}
+
+/// Measurement and failure records per series, oldest first: the newest decides what a report says.
+fn history(records: &[Record]) -> BTreeMap<SeriesKey, Vec<&Record>> {
+    let mut series: BTreeMap<SeriesKey, Vec<&Record>> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
+        series.entry(benchhost_record::series(record)).or_default().push(record);
+    }
+    for runs in series.values_mut() {
+        runs.sort_by_key(|r| r.run.ts_ms);
+    }
+    series
+}
+
+/// The series whose newest record is a failure, by name: what a format that holds numbers only (gab, BMF)
+/// leaves out, and the report command warns about.
+pub fn failed_series(records: &[Record]) -> Vec<String> {
+    compare::latest(records).values().filter(|r| r.kind == Kind::Failure).map(|r| series_name(r)).collect()
+}
+
+/// Markdown: per rig, the parameters all its series share, then `Benchmark | Estimate | vs previous run`,
+/// one row per series and metric of the newest run (named by the parameters that differ), the change
+/// against the series' previous run with the decision at `threshold`. A series whose newest run failed
+/// gets one row that says so, never an older number.
+pub fn markdown(records: &[Record], threshold: f64) -> String {
+    let mut by_bench: BTreeMap<&str, Vec<Vec<&Record>>> = BTreeMap::new();
+    for runs in history(records).into_values() {
+        by_bench.entry(runs[0].bench.as_str()).or_default().push(runs);
+    }
+    let mut out = String::new();
+    for (bench, series) in by_bench {
+        let variants: Vec<_> = series.iter().map(|runs| &runs[runs.len() - 1].variant).collect();
+        let (fixed, names) = short_names(&variants);
+        let _ = writeln!(out, "## {}\n", cell_text(bench));
+        if !fixed.is_empty() {
+            let _ = writeln!(out, "Fixed: {}\n", cell_text(&fixed));
+        }
+        out.push_str("| Benchmark | Estimate | vs previous run |\n|---|---|---|\n");
+        for (runs, name) in series.iter().zip(names) {
+            let latest = runs[runs.len() - 1];
+            let previous = runs.len().checked_sub(2).map(|i| runs[i]);
+            let name = if name.is_empty() { bench.to_string() } else { format!("{bench}/{name}") };
+            if latest.kind == Kind::Failure {
+                let change = if previous.is_some() { "newest run failed" } else { "first run failed" };
+                let _ = writeln!(out, "| {} | {} | {change} |", cell_text(&name), cell_text(&failure_text(latest)));
+                continue;
+            }
+            for (metric_name, m) in &latest.metrics {
+                let change = match previous {
+                    Some(p) if p.kind == Kind::Failure => "previous run failed".into(),
+                    Some(p) => p.metrics.get(metric_name).map_or("new metric".into(), |b| vs_previous(b, m, threshold)),
+                    None => "first run".into(),
+                };
+                let _ = writeln!(out, "| {}/{metric_name} | {} | {change} |", cell_text(&name), metric(m));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Of a rig's variants: the `key=value` pairs all share (joined by spaces), and for each variant the pairs
+/// that differ, joined by `/`. The records keep every key; tables and Markdown show what tells series apart.
+pub fn short_names(variants: &[&BTreeMap<String, Value>]) -> (String, Vec<String>) {
+    let keys: std::collections::BTreeSet<&String> = variants.iter().flat_map(|v| v.keys()).collect();
+    let varies = |k: &String| variants.iter().any(|v| v.get(k) != variants[0].get(k));
+    let fixed: Vec<String> = keys
+        .iter()
+        .filter(|k| !varies(k))
+        .filter_map(|k| variants[0].get(*k).map(|v| format!("{k}={}", plain(v))))
+        .collect();
+    let names = variants
+        .iter()
+        .map(|v| {
+            let parts: Vec<String> =
+                v.iter().filter(|(k, _)| varies(k)).map(|(k, v)| format!("{k}={}", plain(v))).collect();
+            parts.join("/")
+        })
+        .collect();
+    (fixed.join(" "), names)
+}
+
+/// `FAILED (cause): message`.
+pub fn failure_text(record: &Record) -> String {
+    let f = record.failure.as_ref();
+    format!("FAILED ({}): {}", f.map_or("unknown", |f| f.cause.as_str()), f.map_or("", |f| f.message.as_str()))
+}
+
+/// Text safe inside a Markdown table cell: a `|` would end the cell, a line break the row.
+fn cell_text(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+fn vs_previous(before: &MetricValue, after: &MetricValue, threshold: f64) -> String {
+    let (ratio, ci) = compare::ratio_ci(before, after);
+    if let Some(why) = compare::undefined_ratio(before, after, ratio, ci) {
+        return format!("undefined ({why})");
+    }
+    let decision = compare::decide(ci, after.higher_is_better, threshold);
+    format!("{:+.1}% ({})", (ratio - 1.0) * 100.0, decision.name())
+}
+
+/// CSV (RFC 4180, through the csv crate): one row per measurement record and metric, and one per failure
+/// (its `failure` column filled, no metric), oldest run first.
+pub fn csv(records: &[Record]) -> String {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "bench",
+        "series",
+        "metric",
+        "value",
+        "unit",
+        "higher_is_better",
+        "ci_low",
+        "ci_high",
+        "n",
+        "run_id",
+        "commit",
+        "ts_ms",
+        "failure",
+    ];
+    let _ = out.write_record(header);
+    let mut rows: Vec<&Record> = records.iter().filter(|r| r.kind != Kind::Verdict).collect();
+    rows.sort_by_key(|r| r.run.ts_ms);
+    for r in rows {
+        let run =
+            [r.run.id.clone().unwrap_or_default(), r.run.commit.clone().unwrap_or_default(), r.run.ts_ms.to_string()];
+        if r.kind == Kind::Failure {
+            let failure = r.failure.as_ref().map(|f| format!("{}: {}", f.cause, f.message)).unwrap_or_default();
+            let empty = || String::new();
+            let fields =
+                [r.bench.clone(), series_name(r), empty(), empty(), empty(), empty(), empty(), empty(), empty()];
+            let _ = out.write_record(fields.into_iter().chain(run).chain([failure]));
+            continue;
+        }
+        for (name, m) in &r.metrics {
+            let [lo, hi] = m.ci95.map_or([String::new(), String::new()], |[lo, hi]| [lo.to_string(), hi.to_string()]);
+            let fields = [
+                r.bench.clone(),
+                series_name(r),
+                name.clone(),
+                m.value.to_string(),
+                m.unit.clone(),
+                m.higher_is_better.to_string(),
+                lo,
+                hi,
+                m.n.map(|n| n.to_string()).unwrap_or_default(),
+            ];
+            let _ = out.write_record(fields.into_iter().chain(run.clone()).chain([String::new()]));
+        }
+    }
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// Every record, as one JSON array.
+pub fn json(records: &[Record]) -> String {
+    serde_json::to_string_pretty(records).expect("records serialize")
+}
+
+/// github-action-benchmark's custom format for the newest run of each series (a series whose newest run
+/// failed is left out: the format has no place for a failure, and an older number would be a lie): `(smaller_is_better,
+/// bigger_is_better)`, since the tool reads one direction per file.
+pub fn gab(records: &[Record]) -> (String, String) {
+    let (mut smaller, mut bigger) = (Vec::new(), Vec::new());
+    for record in compare::latest(records).values().filter(|r| r.kind == Kind::Measurement) {
+        for (name, m) in &record.metrics {
+            let mut entry =
+                json!({ "name": format!("{}/{name}", series_name(record)), "unit": m.unit, "value": m.value });
+            if let Some([lo, hi]) = m.ci95 {
+                entry["range"] = Value::from(format!("±{}", (hi - lo) / 2.0));
+            }
+            entry["extra"] = Value::from(extra(record));
+            if m.higher_is_better { bigger.push(entry) } else { smaller.push(entry) }
+        }
+    }
+    let pretty = |v: Vec<Value>| serde_json::to_string_pretty(&v).expect("json");
+    (pretty(smaller), pretty(bigger))
+}
+
+fn extra(record: &Record) -> String {
+    let r = &record.run;
+    format!("commit {} on {} ({} cores), {}", r.commit.as_deref().unwrap_or("?"), r.cpu, r.cores, r.profile)
+}
+
+/// Bencher Metric Format for the newest run of each series: benchmark → measure → value with bounds. As in
+/// [`gab`], a series whose newest run failed is left out.
+pub fn bmf(records: &[Record]) -> String {
+    let mut out = serde_json::Map::new();
+    for record in compare::latest(records).values().filter(|r| r.kind == Kind::Measurement) {
+        let measures: serde_json::Map<String, Value> = record
+            .metrics
+            .iter()
+            .map(|(name, m)| {
+                let mut v = json!({ "value": m.value });
+                if let Some([lo, hi]) = m.ci95 {
+                    v["lower_value"] = Value::from(lo);
+                    v["upper_value"] = Value::from(hi);
+                }
+                (name.clone(), v)
+            })
+            .collect();
+        out.insert(series_name(record), Value::Object(measures));
+    }
+    serde_json::to_string_pretty(&Value::Object(out)).expect("json")
+}
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod tests;

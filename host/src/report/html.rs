@@ -1,0 +1,297 @@
+//! `benchhost report --format html`: one self-contained page (inline SVG and CSS, no script, no fetch). Per
+//! rig and metric, a bar chart of the newest run's arms with CI95 whiskers and, where a series has several
+//! runs, a trend line per series; the provenance of the records (CPU, commit, date) under every chart. Bars
+//! are always the value itself; the direction of goodness is written on the chart, never implied by flipping.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::analysis::compare;
+use crate::report::{plain, quantity};
+use benchhost_record::SeriesKey;
+use benchhost_record::{Kind, Record};
+
+const W: f64 = 640.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 120.0;
+const BOTTOM: f64 = 30.0;
+const TOP: f64 = 20.0;
+const PALETTE: [&str; 8] = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5"];
+
+/// The page for `records`.
+pub fn page(records: &[Record]) -> String {
+    // A series whose newest run failed is listed at the top instead of charted with an older number.
+    let latest = compare::latest(records);
+    let failed = |r: &Record| latest.get(&benchhost_record::series(r)).is_some_and(|l| l.kind == Kind::Failure);
+    let mut by_bench: BTreeMap<&str, BTreeMap<SeriesKey, Vec<&Record>>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.kind == Kind::Measurement && !failed(r)) {
+        by_bench.entry(&r.bench).or_default().entry(benchhost_record::series(r)).or_default().push(r);
+    }
+    let mut body = failures(records);
+    for (bench, series) in &by_bench {
+        let mut series: Vec<Vec<&Record>> = series.values().cloned().collect();
+        for runs in &mut series {
+            runs.sort_by_key(|r| r.run.ts_ms);
+        }
+        let _ = writeln!(body, "<section><h2>{}</h2>", esc(bench));
+        body.push_str(&legend(&series));
+        let metrics: std::collections::BTreeSet<&String> =
+            series.iter().flat_map(|s| s.last().unwrap().metrics.keys()).collect();
+        for metric in metrics {
+            body.push_str(&bars(&series, metric));
+            if series.iter().any(|s| s.len() > 1) {
+                body.push_str(&trend(&series, metric));
+            }
+        }
+        body.push_str("</section>\n");
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>benchhost report</title>\n<style>\
+body{{font:14px system-ui,sans-serif;margin:2em;color:#222}} figure{{margin:1em 0 2em}} \
+figcaption{{font-size:12px;color:#555}} svg text{{font:11px system-ui,sans-serif}} ol{{font-size:13px}}\
+</style></head><body><h1>benchhost report</h1>\n{body}</body></html>\n"
+    )
+}
+
+/// A list of the series whose newest record is a failure, first on the page: a chart of an older number
+/// would hide it.
+fn failures(records: &[Record]) -> String {
+    let failed: Vec<&Record> = compare::latest(records).into_values().filter(|r| r.kind == Kind::Failure).collect();
+    if failed.is_empty() {
+        return String::new();
+    }
+    let items: String = failed
+        .iter()
+        .map(|r| {
+            let name = crate::report::export::series_name(r);
+            format!("<li><b>{}</b>: {}</li>", esc(&name), esc(&crate::report::export::failure_text(r)))
+        })
+        .collect();
+    format!(
+        "<section class=\"failures\"><h2>Failed in their newest run ({})</h2><ul>{items}</ul></section>\n",
+        failed.len()
+    )
+}
+
+/// Variant keys that differ between a rig's series (all of them for a single series).
+fn arm_labels(series: &[Vec<&Record>]) -> Vec<String> {
+    let first = &series[0][0].variant;
+    let varies = |k: &String| series.len() == 1 || series.iter().any(|s| s[0].variant.get(k) != first.get(k));
+    series
+        .iter()
+        .map(|s| {
+            s[0].variant
+                .iter()
+                .filter(|(k, _)| varies(k))
+                .map(|(k, v)| format!("{k}={}", plain(v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn legend(series: &[Vec<&Record>]) -> String {
+    let items: String = arm_labels(series).iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
+    format!("<ol>{items}</ol>\n")
+}
+
+fn bars(series: &[Vec<&Record>], metric: &str) -> String {
+    let latest: Vec<&Record> = series.iter().map(|s| *s.last().unwrap()).collect();
+    let values: Vec<Option<(f64, Option<[f64; 2]>)>> =
+        latest.iter().map(|r| r.metrics.get(metric).map(|m| (m.value, m.ci95))).collect();
+    let Some(sample) = latest.iter().find_map(|r| r.metrics.get(metric)) else { return String::new() };
+    let top = values
+        .iter()
+        .flatten()
+        .map(|(v, ci)| ci.map_or(*v, |[_, hi]| hi.max(*v)))
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE)
+        * 1.1;
+    let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - v / top);
+    let slot = (W - LEFT - 10.0) / values.len() as f64;
+    let mut svg = axis(top, &sample.unit);
+    for (i, value) in values.iter().enumerate() {
+        let Some((v, ci)) = value else { continue };
+        let x = LEFT + slot * i as f64 + slot * 0.2;
+        let _ = write!(
+            svg,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
+            y(*v),
+            slot * 0.6,
+            (H - BOTTOM - y(*v)).max(0.0),
+            PALETTE[i % 8],
+            esc(&quantity(*v, &sample.unit))
+        );
+        if let Some([lo, hi]) = ci {
+            let cx = x + slot * 0.3;
+            let _ = write!(
+                svg,
+                "<path d=\"M{cx:.1},{:.1}V{:.1}M{:.1},{:.1}h8M{:.1},{:.1}h8\" stroke=\"#222\" fill=\"none\"/>",
+                y(*lo),
+                y(*hi),
+                cx - 4.0,
+                y(*lo),
+                cx - 4.0,
+                y(*hi)
+            );
+        }
+        let _ = write!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            x + slot * 0.3,
+            H - BOTTOM + 14.0,
+            i + 1
+        );
+    }
+    let title = format!("{metric}: newest run per arm, CI95 whiskers");
+    figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(&latest))
+}
+
+fn trend(series: &[Vec<&Record>], metric: &str) -> String {
+    let runs: Vec<u64> = {
+        let mut ts: Vec<u64> = series.iter().flatten().map(|r| r.run.ts_ms).collect();
+        ts.sort_unstable();
+        ts.dedup();
+        ts
+    };
+    let points: Vec<Vec<(usize, f64)>> = series
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter_map(|r| Some((runs.binary_search(&r.run.ts_ms).ok()?, r.metrics.get(metric)?.value)))
+                .collect()
+        })
+        .collect();
+    let Some(sample) = series.iter().flatten().find_map(|r| r.metrics.get(metric)) else { return String::new() };
+    let top = points.iter().flatten().map(|(_, v)| *v).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
+    let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - v / top);
+    let x = |i: usize| LEFT + (W - LEFT - 20.0) * if runs.len() > 1 { i as f64 / (runs.len() - 1) as f64 } else { 0.5 };
+    let mut svg = axis(top, &sample.unit);
+    for (s, line) in points.iter().enumerate() {
+        let path: Vec<String> = line.iter().map(|(i, v)| format!("{:.1},{:.1}", x(*i), y(*v))).collect();
+        let _ = write!(
+            svg,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>",
+            path.join(" "),
+            PALETTE[s % 8]
+        );
+        for (i, v) in line {
+            let _ =
+                write!(svg, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{}\"/>", x(*i), y(*v), PALETTE[s % 8]);
+        }
+    }
+    let title = format!("{metric}: trend over {} runs, one line per arm", runs.len());
+    let all: Vec<&Record> = series.iter().flatten().copied().collect();
+    figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(&all))
+}
+
+/// The y axis with five ticks from 0 to `top`.
+fn axis(top: f64, unit: &str) -> String {
+    let mut svg = format!("<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"#888\"/>", H - BOTTOM);
+    let _ = write!(svg, "<line x1=\"{LEFT}\" y1=\"{0}\" x2=\"{W}\" y2=\"{0}\" stroke=\"#888\"/>", H - BOTTOM);
+    for i in 0..=4 {
+        let v = top * i as f64 / 4.0;
+        let y = TOP + (H - TOP - BOTTOM) * (1.0 - i as f64 / 4.0);
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            LEFT - 6.0,
+            y + 4.0,
+            esc(&quantity(v, unit))
+        );
+    }
+    svg
+}
+
+fn figure(title: &str, higher_is_better: bool, unit: &str, svg: String, provenance: &str) -> String {
+    let better = if higher_is_better { "higher is better ↑" } else { "lower is better ↓" };
+    format!(
+        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>{svg}</svg>\
+<figcaption><b>{}</b> ({}, {better})<br>{}</figcaption></figure>\n",
+        esc(title),
+        esc(title),
+        esc(unit),
+        esc(provenance)
+    )
+}
+
+/// `CPU · commit · date`, each distinct value once.
+fn provenance(records: &[&Record]) -> String {
+    let mut seen = Vec::new();
+    for r in records {
+        let date = date(r.run.ts_ms);
+        let line = format!("{} · commit {} · {date}", r.run.cpu, r.run.commit.as_deref().unwrap_or("none"));
+        if !seen.contains(&line) {
+            seen.push(line);
+        }
+    }
+    seen.join("; ")
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time in ms (civil-from-days, Howard Hinnant's algorithm).
+fn date(ts_ms: u64) -> String {
+    let z = (ts_ms / 86_400_000) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_escaping() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_783_679_451_911), "2026-07-10");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+        assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+
+    #[test]
+    fn one_bar_chart_per_metric_and_a_trend_where_a_series_has_history() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl"))
+                .unwrap();
+        let records: Vec<Record> = benchhost_record::reader::parse(std::path::Path::new("s"), text.as_bytes())
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let html = page(&records);
+        assert_eq!(html.matches("<svg").count(), 1, "one metric, one run per series: bars only");
+        assert!(
+            html.contains("higher is better ↑") && html.contains("Apple M5 Max · commit 63084c56a811 · 2026-07-10")
+        );
+        assert_eq!(html.matches("<rect").count(), 2, "perthread and split");
+        let mut later = records[0].clone();
+        later.run.ts_ms += 86_400_000;
+        let html = page(&[records[0].clone(), records[1].clone(), later]);
+        assert_eq!(html.matches("<svg").count(), 2, "bars and a trend");
+        assert_eq!(html.matches("<polyline").count(), 2);
+        assert!(!html.contains("<script"), "self-contained and static");
+        assert!(!html.contains("Failed in their newest run"));
+
+        // regression: a series whose newest run failed was charted with its older number, the failure unsaid.
+        let mut failed = records[1].clone();
+        failed.kind = Kind::Failure;
+        failed.metrics.clear();
+        failed.run.ts_ms += 1;
+        failed.failure =
+            serde_json::from_str(r#"{"cause":"invariant","message":"consumed == produced violated"}"#).ok();
+        let html = page(&[records[0].clone(), records[1].clone(), failed]);
+        assert!(html.contains("Failed in their newest run (1)") && html.contains("FAILED (invariant): consumed =="));
+        assert_eq!(html.matches("<rect").count(), 1, "only the series that did not fail is charted");
+    }
+}

@@ -1,0 +1,274 @@
+//! Text for people: the table after a run, `benchhost show`, `benchhost list`. Formats only; measures nothing.
+
+pub(crate) mod export;
+pub(crate) mod html;
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde_json::Value;
+
+use crate::plugin::loader::Loader;
+use benchhost_record::{Kind, MetricValue, Record};
+
+/// One row per record: bench, variant, result. Of each rig's variant only the keys whose values differ
+/// between its rows are shown (all of them for a single row); the records keep every key.
+pub fn records_table(records: &[&Record]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    table.set_header(["#", "bench", "variant", "result"]);
+    let shown = shown_variants(records);
+    for (i, (record, variant)) in records.iter().zip(shown).enumerate() {
+        table.add_row([(i + 1).to_string(), record.bench.clone(), variant, result(record)]);
+    }
+    table.to_string()
+}
+
+/// Each record's variant as tables show it: of each rig, only the keys whose values differ between its rows
+/// (all of them for a rig with a single row).
+fn shown_variants(records: &[&Record]) -> Vec<String> {
+    let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, record) in records.iter().enumerate() {
+        by_bench.entry(&record.bench).or_default().push(i);
+    }
+    let mut shown = vec![String::new(); records.len()];
+    for rows in by_bench.values() {
+        let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
+        let (fixed, names) = crate::report::export::short_names(&variants);
+        for (&i, name) in rows.iter().zip(names) {
+            shown[i] = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
+        }
+    }
+    shown
+}
+
+fn result(record: &Record) -> String {
+    match record.kind {
+        Kind::Failure => crate::report::export::failure_text(record),
+        Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
+        Kind::Measurement => {
+            let metrics: Vec<String> = record.metrics.iter().map(|(name, m)| format!("{name} {}", metric(m))).collect();
+            metrics.join("\n")
+        }
+    }
+}
+
+/// One row per verdict: bench, variant, metric, change with CI95, decision.
+pub fn verdicts_table(verdicts: &[&Record]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    table.set_header(["bench", "variant", "metric", "change [CI95]", "decision"]);
+    // Of one series' several verdicts (one per metric), the variant is the same: tell series apart once.
+    let series: Vec<&Record> = {
+        let mut seen = std::collections::BTreeSet::new();
+        verdicts.iter().copied().filter(|r| seen.insert(benchhost_record::series(r))).collect()
+    };
+    let names: BTreeMap<_, _> =
+        series.iter().map(|r| benchhost_record::series(r)).zip(shown_variants(&series)).collect();
+    for record in verdicts {
+        let Some(v) = &record.verdict else { continue };
+        let variant = names.get(&benchhost_record::series(record)).cloned().unwrap_or_default();
+        let change = match (v.ratio, v.ci95) {
+            (Some(r), Some([lo, hi])) => {
+                format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+            }
+            _ => "-".into(),
+        };
+        let metric = v.metric.clone().unwrap_or_else(|| "-".into());
+        table.add_row([record.bench.clone(), variant, metric, change, v.decision.name().to_string()]);
+    }
+    table.to_string()
+}
+
+/// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it.
+pub fn metric(m: &MetricValue) -> String {
+    let value = quantity(m.value, &m.unit);
+    match m.ci95 {
+        Some([lo, hi]) if m.value != 0.0 => format!("{value} ±{:.1}%", (hi - lo) / 2.0 / m.value.abs() * 100.0),
+        _ => value,
+    }
+}
+
+/// A value with its unit; times are scaled to ns, µs, ms or s.
+pub fn quantity(value: f64, unit: &str) -> String {
+    let time = |ns: f64| match ns.abs() {
+        x if x < 1e3 => format!("{} ns", sig(ns)),
+        x if x < 1e6 => format!("{} µs", sig(ns / 1e3)),
+        x if x < 1e9 => format!("{} ms", sig(ns / 1e6)),
+        _ => format!("{} s", sig(ns / 1e9)),
+    };
+    match unit {
+        "ns" => time(value),
+        "us" => time(value * 1e3),
+        "ms" => time(value * 1e6),
+        "s" => time(value * 1e9),
+        _ => format!("{} {unit}", sig(value)),
+    }
+}
+
+/// Four significant digits, no exponent, no trailing zeros after an integer part of four digits or more.
+fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return x.to_string();
+    }
+    let digits = x.abs().log10().floor() as i32 + 1;
+    let decimals = (4 - digits).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A JSON scalar without quotes.
+pub fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `benchhost list`: plugins, their rigs and parameters, and the files that did not load.
+pub fn plugin_list(loader: &Loader) -> String {
+    // Both plugin-api versions side by side: the host's (what it loads) and each plugin's.
+    let mut out = format!("benchhost {}\n", crate::cli::version_line());
+    if loader.plugins.is_empty() {
+        out.push_str("no plugins found\n");
+    }
+    let shadowed = loader.shadowed();
+    for plugin in &loader.plugins {
+        let info = &plugin.info;
+        let note =
+            if shadowed.iter().any(|p| std::ptr::eq(*p, plugin)) { " (shadowed by an earlier plugin)" } else { "" };
+        let _ = writeln!(
+            out,
+            "{} {} (built against plugin-api {}, {}) {}{note}",
+            info.name,
+            info.version,
+            info.api_version,
+            info.build.profile,
+            plugin.path.display()
+        );
+        for rig in &info.rigs {
+            let style = serde_json::to_value(rig.style).map(|v| plain(&v)).unwrap_or_default();
+            let _ = writeln!(out, "  {} [{style}]: {}", rig.name, rig.doc);
+            for p in &rig.params {
+                let ty = serde_json::to_value(p.ty).map(|v| plain(&v)).unwrap_or_default();
+                let mut constraint = String::new();
+                if let Some(allowed) = &p.allowed {
+                    let values: Vec<String> = allowed.iter().map(plain).collect();
+                    constraint = format!(" one of {}", values.join("|"));
+                } else if p.min.is_some() || p.max.is_some() {
+                    constraint = format!(" in {}", range(p.min, p.max));
+                }
+                let doc = if p.doc.is_empty() { String::new() } else { format!(" — {}", p.doc) };
+                let _ = writeln!(out, "    {} = {} ({ty}{constraint}){doc}", p.name, p.default);
+            }
+            let metrics: Vec<String> =
+                rig.metrics.iter().map(|m| format!("{} [{}]", m.name, m.unit.as_str())).collect();
+            let _ = writeln!(out, "    metrics: {}", metrics.join(", "));
+        }
+    }
+    for rejected in &loader.rejected {
+        let _ = writeln!(out, "skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    out
+}
+
+/// `list --json`: the host's versions, every plugin with its path, build and rig descriptors, and the
+/// libraries that did not load with the reason.
+pub fn plugin_list_json(loader: &Loader) -> String {
+    let plugins: Vec<Value> = loader
+        .plugins
+        .iter()
+        .map(|p| serde_json::json!({ "path": p.path, "sha256": p.sha256(), "plugin": p.info }))
+        .collect();
+    let rejected: Vec<Value> =
+        loader.rejected.iter().map(|r| serde_json::json!({ "path": r.path, "reason": r.reason })).collect();
+    let host = serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "plugin_api": benchhost_plugin_api::abi::API_VERSION,
+    });
+    let list = serde_json::json!({ "benchhost": host, "plugins": plugins, "rejected": rejected });
+    serde_json::to_string_pretty(&list).expect("json")
+}
+
+/// `plan --json`: one object per cell: its index in the whole matrix, rig, variant as records will show it
+/// (secrets redacted), sampling plan and deadline.
+pub fn plan_json(cells: &[crate::plan::matrix::Cell]) -> String {
+    let cells: Vec<Value> = cells
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "index": c.index,
+                "rig": c.rig,
+                "variant": c.shown_params(),
+                "label": crate::run::runner::label(c),
+                "plan": c.plan,
+                "deadline_ms": c.deadline.as_millis() as u64,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&cells).expect("json")
+}
+
+/// `1..=64`, `1..` (no upper bound: none, or an integer type's maximum), `..=9`.
+fn range(min: Option<f64>, max: Option<f64>) -> String {
+    // An integer parameter bounded by i64::MAX has no bound a person needs to see (as f64 it prints as
+    // 9223372036854776000).
+    let bound = |b: Option<f64>| b.filter(|b| b.is_finite() && b.abs() < 9.0e18).map(|b| b.to_string());
+    format!("{}..{}", bound(min).unwrap_or_default(), bound(max).map(|m| format!("={m}")).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_name_series_by_the_keys_that_differ_within_their_rig() {
+        let record = |rows: i64| {
+            let variant = [("codec".to_string(), Value::from("zstd")), ("rows".to_string(), Value::from(rows))];
+            let run = benchhost_record::RunInfo::for_tests(1, Some("a"));
+            let m = MetricValue { value: 5.0, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
+            Record::measurement_for_tests("wal", run, variant.into(), [("t".to_string(), m)].into())
+        };
+        let (a, b) = (record(10), record(20));
+        let shown = shown_variants(&[&a, &b]);
+        assert_eq!(shown, ["rows=10", "rows=20"]);
+        assert_eq!(shown_variants(&[&a]), ["codec=zstd rows=10"], "a single row shows everything");
+        let verdicts = crate::analysis::compare::compare(
+            &[a.clone(), b.clone()],
+            &[a, b],
+            &|_, _| 0.03,
+            &benchhost_record::RunInfo::for_tests(2, None),
+        );
+        let table = verdicts_table(&verdicts.iter().collect::<Vec<_>>());
+        assert!(table.contains("rows=20") && !table.contains("codec=zstd"), "{table}");
+    }
+
+    #[test]
+    fn ranges_show_only_bounds_that_bind() {
+        // regression: `list` showed `1..=9223372036854776000`.
+        assert_eq!(range(Some(1.0), Some(i64::MAX as f64)), "1..");
+        assert_eq!(range(Some(1.0), Some(64.0)), "1..=64");
+        assert_eq!(range(None, Some(0.5)), "..=0.5");
+    }
+
+    #[test]
+    fn quantities_pick_a_readable_unit() {
+        assert_eq!(quantity(375_500.0, "ns"), "375.5 µs");
+        assert_eq!(quantity(12.25, "ns"), "12.25 ns");
+        assert_eq!(quantity(2_500_000_000.0, "ns"), "2.500 s");
+        assert_eq!(quantity(390_007.3, "records/s"), "390007 records/s");
+        assert_eq!(quantity(0.5, "ratio"), "0.5000 ratio");
+    }
+
+    #[test]
+    fn metric_shows_relative_ci() {
+        let m = MetricValue {
+            value: 100.0,
+            unit: "ns".into(),
+            higher_is_better: false,
+            ci95: Some([99.0, 101.0]),
+            n: Some(5),
+        };
+        assert_eq!(metric(&m), "100.0 ns ±1.0%");
+    }
+}

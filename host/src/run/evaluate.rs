@@ -1,0 +1,358 @@
+//! Turns what a child did into a record: a `measurement` when the cell completed and every check held, a
+//! `failure` with its cause and the salvaged samples otherwise. Pure: tests feed it hand-made runs.
+
+use std::collections::BTreeMap;
+
+use benchhost_plugin_api::abi::PluginInfo;
+use benchhost_plugin_api::{Descriptor, ErrorKind, Source, Style, Unit, check_invariants};
+
+use crate::plan::matrix::Cell;
+use crate::plan::settings::Plan;
+use crate::proc::executor::{ChildRun, End, signal_name};
+use crate::proc::protocol::{Message, Phase};
+use crate::stats;
+use benchhost_record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo, SCHEMA};
+
+/// Builds the record of one cell.
+pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &RunInfo, log: Option<String>) -> Record {
+    let seen = Seen::of(&child.messages);
+    let mut record = Record {
+        schema: SCHEMA,
+        bench: cell.rig.clone(),
+        kind: Kind::Measurement,
+        run: RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() },
+        variant: cell.shown_params(),
+        metrics: BTreeMap::new(),
+        note: seen.note.map(str::to_owned),
+        plugin: seen.plugin.map(|p| PluginRef {
+            name: p.name.clone(),
+            version: p.version.clone(),
+            api: p.api_version.clone(),
+            profile: Some(p.build.profile.clone()),
+            sha256: None,
+        }),
+        cell: Some(cell_info(cell, child, &seen)),
+        checks: vec![],
+        failure: None,
+        verdict: None,
+    };
+    if let Some(profile) = seen.plugin.map(|p| &p.build.profile) {
+        record.run.profile = profile.clone();
+    }
+    let failure = match ended_badly(child, &seen, cell.plan.memory_limit) {
+        Some(mut failure) => {
+            if !child.escaped.is_empty() {
+                failure.message.push_str(&format!("; {}", escape_note(&child.escaped)));
+            }
+            Some(failure)
+        }
+        // A process that left the cell's group ran on beside the measurement, and after it until killed: the
+        // rig broke the contract (stop what you start in teardown), and its numbers may be another's.
+        None if !child.escaped.is_empty() => Some(failure_of("escaped", None, escape_note(&child.escaped))),
+        None => {
+            record.checks = checks(descriptor, &seen);
+            match record.checks.iter().find(|c| !c.ok) {
+                Some(broken) => Some(failure_of("invariant", None, broken.detail.clone().unwrap_or_default())),
+                None => {
+                    metrics(descriptor, &cell.plan, &seen, &mut record).err().map(|m| failure_of("metrics", None, m))
+                }
+            }
+        }
+    };
+    if let Some(mut failure) = failure {
+        failure.stderr_tail = child.stderr_tail.clone();
+        failure.log = log;
+        failure.salvaged = salvaged(&child.messages);
+        record.kind = Kind::Failure;
+        record.metrics.clear();
+        record.failure = Some(failure);
+    }
+    record
+}
+
+type Values = BTreeMap<String, f64>;
+type Counters = BTreeMap<String, u64>;
+
+/// What the messages said, gathered.
+struct Seen<'a> {
+    plugin: Option<&'a PluginInfo>,
+    phase: Option<Phase>,
+    warmup: (u64, u64),
+    warmup_counters: Option<&'a Counters>,
+    samples: Vec<(u64, u64)>,
+    observations: Vec<(&'a Values, &'a Counters)>,
+    outcome: Option<&'a BTreeMap<String, u64>>,
+    error: Option<(Phase, ErrorKind, &'a str)>,
+    note: Option<&'a str>,
+    stop: Option<&'a str>,
+    page_faults: Option<u64>,
+    done: bool,
+}
+
+impl<'a> Seen<'a> {
+    fn of(messages: &'a [Message]) -> Seen<'a> {
+        let mut seen = Seen {
+            plugin: None,
+            phase: None,
+            warmup: (0, 0),
+            warmup_counters: None,
+            samples: vec![],
+            observations: vec![],
+            outcome: None,
+            error: None,
+            note: None,
+            stop: None,
+            page_faults: None,
+            done: false,
+        };
+        for message in messages {
+            match message {
+                Message::Plugin { info } => seen.plugin = Some(info),
+                Message::Phase { phase } => seen.phase = Some(*phase),
+                Message::Warmup { iterations, ns, counters } => {
+                    seen.warmup = (*iterations, *ns);
+                    seen.warmup_counters = counters.as_ref();
+                }
+                Message::Sample { iterations, ns } => seen.samples.push((*iterations, *ns)),
+                Message::Observation { metrics, counters, note } => {
+                    seen.observations.push((metrics, counters));
+                    if seen.note.is_none() {
+                        seen.note = note.as_deref();
+                    }
+                }
+                Message::Outcome { counters, note } => {
+                    seen.outcome = Some(counters);
+                    if seen.note.is_none() {
+                        seen.note = note.as_deref();
+                    }
+                }
+                Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
+                Message::Done => seen.done = true,
+                Message::Stopped { reason } => seen.stop = Some(reason),
+                Message::PageFaults { minor } => seen.page_faults = Some(*minor),
+                Message::Hello { .. } | Message::Rejected { .. } => {}
+            }
+        }
+        seen
+    }
+
+    fn phase_name(&self) -> Option<String> {
+        self.phase.map(|p| serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+    }
+}
+
+fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> Option<Failure> {
+    let phase = seen.phase_name();
+    if let Some((phase, kind, message)) = seen.error {
+        let phase = serde_json::to_value(phase).ok().and_then(|v| v.as_str().map(str::to_owned));
+        let cause = match kind {
+            ErrorKind::Panic => "panic",
+            ErrorKind::Verification => "verification",
+            _ => "rig_error",
+        };
+        return Some(failure_of(cause, phase, message.to_string()));
+    }
+    let where_ = phase.as_deref().map(|p| format!(" during {p}")).unwrap_or_default();
+    match &child.end {
+        End::Deadline => Some(failure_of(
+            "deadline",
+            phase.clone(),
+            format!("deadline of the cell exceeded{where_}; the child was killed"),
+        )),
+        End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
+        End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        End::Interrupted(signal) => Some(failure_of(
+            "interrupted",
+            phase.clone(),
+            format!("benchhost was interrupted by {}{where_}", signal_name(*signal)),
+        )),
+        // Rust reports a failed allocation on stderr, then aborts; under a memory_limit that is the limit.
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("memory allocation of")) => {
+            let limit = memory_limit.map(|b| format!(": the memory_limit of {} MiB was reached", b >> 20));
+            let message = format!(
+                "out of memory{where_}{} (the child aborted: {})",
+                limit.unwrap_or_default(),
+                signal_name(*signal)
+            );
+            let mut f = failure_of("out_of_memory", phase.clone(), message);
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
+        // Rust's guard-page handler reports a stack overflow on stderr, then aborts: name it, not just SIGABRT.
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("has overflowed its stack")) => {
+            let message = format!("stack overflow{where_} (the child aborted: {})", signal_name(*signal));
+            let mut f = failure_of("stack_overflow", phase.clone(), message);
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
+        End::Signaled(signal) => {
+            let mut f = failure_of("signal", phase.clone(), format!("killed by {}{where_}", signal_name(*signal)));
+            f.signal = Some(signal_name(*signal));
+            Some(f)
+        }
+        End::Exited(code) if *code != 0 => {
+            let mut f = failure_of("exit", phase.clone(), format!("the child exited with code {code}{where_}"));
+            f.exit_code = Some(*code);
+            Some(f)
+        }
+        // A clean exit code is not success: the child must have said `done` after an outcome.
+        End::Exited(_) if !seen.done => {
+            Some(failure_of("protocol", phase, format!("the child exited{where_} without finishing the cell")))
+        }
+        End::Exited(_) if seen.outcome.is_none() => {
+            Some(failure_of("protocol", phase, "the child finished without a teardown outcome".into()))
+        }
+        End::Exited(_) => None,
+    }
+}
+
+fn escape_note(escaped: &[String]) -> String {
+    format!(
+        "{} left the cell's process group (setsid) and outlived the cell; killed: {}",
+        if escaped.len() == 1 { "a process" } else { "processes" },
+        escaped.join(", ")
+    )
+}
+
+fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
+    Failure {
+        cause: cause.into(),
+        phase,
+        message,
+        signal: None,
+        exit_code: None,
+        stderr_tail: vec![],
+        log: None,
+        salvaged: vec![],
+    }
+}
+
+fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
+    let outcome = seen.outcome.cloned().unwrap_or_default();
+    let labels: Vec<String> = (1..=seen.observations.len()).map(|i| format!("repetition {i}")).collect();
+    let mut sets = vec![("outcome", &outcome)];
+    sets.extend(seen.warmup_counters.map(|c| ("the warm-up run", c)));
+    sets.extend(labels.iter().map(String::as_str).zip(seen.observations.iter().map(|(_, c)| *c)));
+    descriptor
+        .invariants
+        .iter()
+        .map(|inv| match check_invariants(std::slice::from_ref(inv), &sets) {
+            Ok(()) => Check { invariant: inv.to_string(), ok: true, detail: None },
+            Err(violations) => Check { invariant: inv.to_string(), ok: false, detail: Some(violations.join("; ")) },
+        })
+        .collect()
+}
+
+fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut Record) -> Result<(), String> {
+    let outcome = seen.outcome.cloned().unwrap_or_default();
+    let counter = |name: &str, metric: &str| {
+        outcome
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("metric `{metric}` needs counter `{name}`, which the outcome lacks"))
+    };
+    let times: Vec<f64> = seen.samples.iter().map(|&(n, ns)| ns as f64 / n.max(1) as f64).collect();
+    // Median (flat) or slope (linear) with a seeded bootstrap CI; computed once, shared by time and rates.
+    let estimate = stats::time_per_iteration(&seen.samples, plan.sampling, plan.resamples as usize);
+    let mut stats = BTreeMap::new();
+    for metric in &descriptor.metrics {
+        let (unit, hib) = (metric.unit.as_str().to_string(), metric.higher_is_better);
+        let value = match (&metric.source, descriptor.style) {
+            (Source::IterTime, Style::Iterations) => {
+                let estimate = estimate.ok_or("no samples were taken")?;
+                stats.insert(metric.name.clone(), crate::stats::summarize(&times).ok_or("no samples were taken")?);
+                let n = Some(times.len() as u64);
+                MetricValue { value: estimate.value, unit, higher_is_better: hib, ci95: estimate.ci95, n }
+            }
+            (Source::Rate { counter: c }, Style::Iterations) => {
+                let estimate = estimate.ok_or("no samples were taken")?;
+                let per_iteration = counter(c, &metric.name)? as f64;
+                let scale = per_iteration * per_second(metric.unit);
+                let rates: Vec<f64> = times.iter().map(|t| scale / t).collect();
+                stats.insert(metric.name.clone(), crate::stats::summarize(&rates).ok_or("no samples were taken")?);
+                // The rate's CI is the time's CI inverted, so the two metrics never disagree.
+                let ci95 = estimate.ci95.map(|[lo, hi]| [scale / hi, scale / lo]);
+                MetricValue {
+                    value: scale / estimate.value,
+                    unit,
+                    higher_is_better: hib,
+                    ci95,
+                    n: Some(times.len() as u64),
+                }
+            }
+            (Source::Counter { counter: c }, _) => MetricValue {
+                value: counter(c, &metric.name)? as f64,
+                unit,
+                higher_is_better: hib,
+                ci95: None,
+                n: None,
+            },
+            (Source::Observed, Style::Run) => {
+                let values: Vec<f64> =
+                    seen.observations.iter().filter_map(|(m, _)| m.get(&metric.name).copied()).collect();
+                // Absent is not zero: a metric no repetition measured is left out of the record.
+                let Some(summary) = crate::stats::summarize(&values) else { continue };
+                stats.insert(metric.name.clone(), summary);
+                let n = Some(values.len() as u64);
+                MetricValue {
+                    value: summary.mean,
+                    unit,
+                    higher_is_better: hib,
+                    ci95: stats::metric_mean_ci95(&values),
+                    n,
+                }
+            }
+            (source, style) => {
+                return Err(format!(
+                    "metric `{}` comes from {source:?}, which a {style:?} rig cannot provide",
+                    metric.name
+                ));
+            }
+        };
+        record.metrics.insert(metric.name.clone(), value);
+    }
+    if let Some(info) = record.cell.as_mut() {
+        info.stats = stats;
+    }
+    Ok(())
+}
+
+/// Units per second of a rate metric whose counter gives units per iteration and time is in ns.
+fn per_second(unit: Unit) -> f64 {
+    match unit {
+        Unit::MegabytesPerSec => 1e9 / 1e6,
+        _ => 1e9,
+    }
+}
+
+fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
+    let samples = seen.samples.len().max(seen.observations.len()) as u64;
+    CellInfo {
+        index: cell.index,
+        warmup_ns: seen.warmup.1,
+        warmup_iterations: seen.warmup.0,
+        samples,
+        iterations_per_sample: seen.samples.first().map(|&(n, _)| n),
+        sampling: (!seen.samples.is_empty()).then_some(cell.plan.sampling),
+        stop: seen.stop.map(str::to_owned),
+        target_ci: cell.plan.target_ci.filter(|_| !seen.samples.is_empty()),
+        rounds: None,
+        wall_ms: child.wall.as_millis() as u64,
+        peak_rss_kib: child.peak_rss_kib,
+        page_faults: seen.page_faults,
+        escaped: child.escaped.clone(),
+        stats: BTreeMap::new(),
+    }
+}
+
+fn salvaged(messages: &[Message]) -> Vec<serde_json::Value> {
+    messages
+        .iter()
+        .filter(|m| matches!(m, Message::Sample { .. } | Message::Observation { .. }))
+        .filter_map(|m| serde_json::to_value(m).ok())
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "evaluate_tests.rs"]
+mod tests;

@@ -1,0 +1,246 @@
+//! Runs the cells of a matrix one after another, each in its own child process, and writes each cell's
+//! record the moment the cell ends, so a later crash or a Ctrl-C loses nothing already measured.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::analysis::rounds;
+use crate::plan::matrix::{Catalog, Cell};
+use crate::plugin::loader::Loader;
+use crate::proc::executor::{ChildRun, failed_spawn, run_child};
+use crate::proc::protocol::{CellTask, Message, Phase, Task};
+use crate::run::evaluate::evaluate;
+use benchhost_record::sink::Sink;
+use benchhost_record::{Kind, Record, RunInfo};
+
+/// Runs one cell somewhere and reports what happened. The seam that lets tests run a whole matrix without
+/// processes or clocks.
+pub trait Executor {
+    /// Runs `cell` with `scratch` as its scratch directory and `log` as its log file.
+    fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+    /// SHA-256 of the library that runs `cell`, when known.
+    fn sha256(&self, _cell: &Cell) -> Option<String> {
+        None
+    }
+}
+
+/// The real executor: `benchhost __child` per cell.
+pub struct ChildExecutor<'a> {
+    /// The benchhost binary to re-execute.
+    pub exe: PathBuf,
+    /// Where the rigs come from.
+    pub loader: &'a Loader,
+    /// Where the twins' rigs come from (`run --against DIR`).
+    pub against: Option<&'a Loader>,
+    /// `--quick`.
+    pub quick: bool,
+}
+
+impl Executor for ChildExecutor<'_> {
+    fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };
+        let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
+        let task = Task::Cell(CellTask {
+            plugin_path: plugin.path.clone(),
+            rig: cell.rig.clone(),
+            params: cell.params.clone(),
+            plan: cell.plan,
+            scratch_dir: scratch.to_owned(),
+            quick: self.quick,
+        });
+        run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+    }
+
+    fn sha256(&self, cell: &Cell) -> Option<String> {
+        let loader = if cell.against { self.against? } else { self.loader };
+        loader.rig(&cell.rig)?.0.sha256().map(str::to_owned)
+    }
+}
+
+/// What a run produced: one record per cell (rounds combined), and every round's own record per cell.
+pub struct Ran {
+    /// One record per cell, in cell order.
+    pub records: Vec<Record>,
+    /// Per cell, the record of each round it ran.
+    pub rounds: Vec<Vec<Record>>,
+}
+
+/// Runs `cells` for `rounds` rounds (every cell once per round, the order reversed every other round: A B, B A,
+/// A B ...), appending each cell's record to `sink` when its last round ends. A cell that failed is not run
+/// again. The returned records are in cell order.
+pub fn run(
+    cells: &[Cell],
+    catalog: &dyn Catalog,
+    executor: &mut dyn Executor,
+    sink: &mut Sink,
+    run_info: &RunInfo,
+    work_dir: &Path,
+    rounds: u32,
+) -> Result<Ran> {
+    let rounds = rounds.max(1) as usize;
+    let progress = progress_bar(cells.len() * rounds);
+    let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
+    let mut records = vec![None; cells.len()];
+    let mut written = 0;
+    for round in 0..rounds {
+        for i in round_order(cells.len(), round) {
+            let (cell, done) = (&cells[i], &mut per_cell[i]);
+            let failed = done.last().is_some_and(|r| r.kind == Kind::Failure);
+            if !failed {
+                let label =
+                    if rounds > 1 { format!("{} (round {}/{rounds})", label(cell), round + 1) } else { label(cell) };
+                let name = if rounds > 1 {
+                    format!("cell-{:03}-r{round}", cell.index)
+                } else {
+                    format!("cell-{:03}", cell.index)
+                };
+                let stop = |signal, during: String| {
+                    progress.finish_and_clear();
+                    let _ = std::fs::remove_dir(work_dir);
+                    let kept = format!("the {written} records written before are kept in {}", sink.path().display());
+                    anyhow::Error::from(crate::proc::interrupt::Interrupted { signal, during, kept })
+                };
+                if let Some(signal) = crate::proc::interrupt::received() {
+                    return Err(stop(signal, format!("the run, before cell {} ({label})", cell.index)));
+                }
+                let record = run_cell(cell, catalog, executor, run_info, work_dir, &name, &label, &progress);
+                // A signal during the cell: the child is dead and its files are gone; its record would be half a
+                // measurement, so none is written.
+                if let Some(signal) = crate::proc::interrupt::received() {
+                    return Err(stop(signal, format!("cell {} ({label})", cell.index)));
+                }
+                crate::run::output::note(&cell_note(&record, &label));
+                done.push(record);
+            }
+            progress.inc(1);
+            if round + 1 == rounds {
+                let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
+                // The other build's numbers only serve the paired verdicts; its failures are reported.
+                if !cell.against || record.kind == Kind::Failure {
+                    sink.keep(&record).map_err(|e| {
+                        progress.finish_and_clear();
+                        e.context(format!("cell {} ({})", cell.index, label(cell)))
+                    })?;
+                    written += 1;
+                }
+                records[i] = Some(record);
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let _ = std::fs::remove_dir(work_dir);
+    let records = records.into_iter().map(|r| r.expect("every cell ends in the last round")).collect();
+    Ok(Ran { records, rounds: per_cell })
+}
+
+/// The order of the cells in `round`: as listed in even rounds, reversed in odd ones. A fixed order would give
+/// every arm the same neighbours and the same place in the round on every round, so anything that depends on
+/// position (the machine warming up after a long cell, a cache another process left behind) would read as a
+/// difference between arms; reversing turns it into noise the paired CI sees, and cancels a linear drift over
+/// each pair of rounds.
+pub fn round_order(cells: usize, round: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) { (0..cells).collect() } else { (0..cells).rev().collect() }
+}
+
+/// One child for one cell; its record.
+#[allow(clippy::too_many_arguments)]
+fn run_cell(
+    cell: &Cell,
+    catalog: &dyn Catalog,
+    executor: &mut dyn Executor,
+    run_info: &RunInfo,
+    work_dir: &Path,
+    name: &str,
+    label: &str,
+    progress: &ProgressBar,
+) -> Record {
+    let descriptor = catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
+    progress.set_message(label.to_string());
+    let scratch = work_dir.join(name);
+    let log = work_dir.join(format!("{name}.log"));
+    let child = match std::fs::create_dir_all(&scratch) {
+        Ok(()) => executor.execute(cell, &scratch, &log, &mut |m| {
+            if let Message::Phase { phase } = m {
+                progress.set_message(format!("{label} — {}", phase_word(*phase)));
+            }
+        }),
+        Err(e) => failed_spawn(format!("creating {}: {e}", scratch.display())),
+    };
+    // The cell's scratch files go with it, also after a crash; an interrupted cell's log goes too.
+    let _ = std::fs::remove_dir_all(&scratch);
+    let interrupted = crate::proc::interrupt::received().is_some();
+    let keep_log = !interrupted && std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
+    if !keep_log {
+        let _ = std::fs::remove_file(&log);
+    }
+    let mut record = evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()));
+    if let Some(plugin) = record.plugin.as_mut() {
+        plugin.sha256 = executor.sha256(cell);
+    }
+    record
+}
+
+/// `-v`: one line on a cell that ended.
+fn cell_note(record: &Record, label: &str) -> String {
+    let wall = record.cell.as_ref().map_or(0, |c| c.wall_ms);
+    match &record.failure {
+        Some(f) => {
+            let log = f.log.as_deref().map(|l| format!(" (log: {l})")).unwrap_or_default();
+            format!("{label}: FAILED ({}) after {wall} ms: {}{log}", f.cause, f.message)
+        }
+        None => format!("{label}: measured in {wall} ms"),
+    }
+}
+
+/// `rig k=v k=v`, for progress and tables.
+pub fn label(cell: &Cell) -> String {
+    let params: Vec<String> =
+        cell.shown_params().iter().map(|(k, v)| format!("{k}={}", crate::report::plain(v))).collect();
+    format!("{} {}", cell.rig, params.join(" "))
+}
+
+fn phase_word(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Load => "loading",
+        Phase::Setup => "setup",
+        Phase::Warmup => "warm-up",
+        Phase::Measure => "measuring",
+        Phase::Teardown => "teardown",
+    }
+}
+
+fn progress_bar(cells: usize) -> ProgressBar {
+    // Progress goes to stderr, whenever a person watches it: also when stdout is piped (`run | tee`).
+    if crate::run::output::quiet() || !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(cells as u64), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(cells as u64);
+    let style = ProgressStyle::with_template("[{pos}/{len}] {elapsed_precise} {msg}").expect("valid template");
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    #[test]
+    fn rounds_alternate_between_forward_and_reverse_order() {
+        assert_eq!(round_order(3, 0), [0, 1, 2]);
+        assert_eq!(round_order(3, 1), [2, 1, 0]);
+        assert_eq!(round_order(3, 2), [0, 1, 2]);
+        // Over any two consecutive rounds, every cell runs once in each half of the pair's positions.
+        let mut positions = [0usize; 3];
+        for round in [4, 5] {
+            for (position, cell) in round_order(3, round).into_iter().enumerate() {
+                positions[cell] += position;
+            }
+        }
+        assert_eq!(positions, [2, 2, 2], "each cell's positions sum to the same total over a pair of rounds");
+        assert!(round_order(0, 1).is_empty());
+    }
+}

@@ -1,0 +1,292 @@
+//! Schema-1 records: one JSON object per line of the results stream. The core is the record of the seed
+//! Kafka/ETL suite, so its committed lines read as ours; everything past the core is optional and additive.
+//! `results/README.md` documents every field.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The only schema version this build writes and reads.
+pub const SCHEMA: u32 = 1;
+
+/// One line of the results stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Record {
+    /// Always [`SCHEMA`].
+    pub schema: u32,
+    /// The rig that produced the record.
+    pub bench: String,
+    /// `measurement`, `verdict` or `failure`.
+    pub kind: Kind,
+    /// Provenance.
+    pub run: RunInfo,
+    /// The arm: parameter name → value, sorted by name.
+    #[serde(default)]
+    pub variant: BTreeMap<String, Value>,
+    /// Metric name → value, sorted by name.
+    #[serde(default)]
+    pub metrics: BTreeMap<String, MetricValue>,
+    /// Free text for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The plugin that ran the cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<PluginRef>,
+    /// How the cell was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<CellInfo>,
+    /// Conservation checks and their results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    /// Why the cell did not complete (kind `failure` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// The comparison behind a `verdict` record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::Verdict>,
+}
+
+/// What a record states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Numbers of one cell.
+    Measurement,
+    /// A conclusion drawn across arms or against a baseline.
+    Verdict,
+    /// A cell that did not complete; its metrics are absent, never zero.
+    Failure,
+}
+
+/// Provenance of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunInfo {
+    /// Wall-clock start of the run, ms since the Unix epoch.
+    pub ts_ms: u64,
+    /// First 12 hex digits of the commit checked out where the run was started; absent outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Host name.
+    pub host: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Logical cores available to the run.
+    pub cores: u32,
+    /// `os/arch`.
+    pub os: String,
+    /// Build profile of the code measured.
+    pub profile: String,
+    /// Groups the records of one invocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Whether the work tree had uncommitted changes to tracked files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+    /// `manual`, `ci` or `dispatched`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// Compiler of the code measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rustc: Option<String>,
+    /// The slice of the matrix this invocation ran (`--shard I/N`), when it ran one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+}
+
+/// One metric of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricValue {
+    /// The estimate.
+    pub value: f64,
+    /// Unit from the registry.
+    pub unit: String,
+    /// Direction of goodness.
+    pub higher_is_better: bool,
+    /// 95% confidence interval `[low, high]`, in the metric's unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// Repetitions (samples or runs) behind the estimate, never inner iterations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<u64>,
+}
+
+/// The plugin build that produced a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PluginRef {
+    /// Package name.
+    pub name: String,
+    /// Package version.
+    pub version: String,
+    /// plugin-api version it was built against.
+    pub api: String,
+    /// `debug` or `release`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// SHA-256 of the library file that ran, lowercase hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+/// How a cell was measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CellInfo {
+    /// Position of the cell in the run, from 0.
+    pub index: usize,
+    /// Time spent warming up, ns.
+    pub warmup_ns: u64,
+    /// Iterations (or runs) spent warming up.
+    pub warmup_iterations: u64,
+    /// Timed samples (iterations style) or repetitions (run style) taken.
+    pub samples: u64,
+    /// Iterations in each sample (iterations style; linear sampling: in the first, sample i runs i times it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_per_sample: Option<u64>,
+    /// `flat` or `linear` (iterations style).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::Sampling>,
+    /// Why sampling ended: `samples` (the planned count), `target` (the CI target was met) or `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    /// The CI target sampled for, as a fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
+    /// Interleaved rounds combined into this record (each a child process of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// Wall time of the child process (all rounds together), ms.
+    pub wall_ms: u64,
+    /// Peak resident set of the child process, KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_kib: Option<u64>,
+    /// Minor page faults of the child while warming up and sampling. Many per iteration mean the code under
+    /// test maps fresh memory every time (the child's heap is settled, see `heap.rs`, so that is the code's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_faults: Option<u64>,
+    /// Processes that left the cell's process group (`setsid`) and outlived its child, as `pid N (name)`;
+    /// benchhost killed them when the cell ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escaped: Vec<String>,
+    /// Per metric: mean, stddev, min, max and median over the samples or repetitions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats: BTreeMap<String, crate::Summary>,
+}
+
+/// One conservation check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Check {
+    /// The invariant, e.g. `rows_out == rows_in`.
+    pub invariant: String,
+    /// Whether it held.
+    pub ok: bool,
+    /// The violation, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Why a cell did not complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    /// `rig_error`, `verification`, `panic`, `invariant`, `signal`, `exit`, `deadline`, `protocol`, `spawn`,
+    /// `out_of_memory`, `stack_overflow`, `metrics`, `escaped` (a process left the cell's group and outlived it).
+    pub cause: String,
+    /// The phase the cell was in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// One line for people.
+    pub message: String,
+    /// Signal name, for `signal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// Exit code, for `exit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Last lines the child wrote to stderr (its cell log).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
+    /// The full cell log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Samples (or repetitions) that completed before the end, kept raw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub salvaged: Vec<Value>,
+}
+
+impl Record {
+    /// The record as one line, without the newline.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("records serialize")
+    }
+
+    /// The record as one line that this build's reader accepts, or why not. serde_json writes a NaN or an
+    /// infinity as `null`, which no `f64` field reads back: such a record must never reach a stream.
+    pub fn readable_line(&self) -> Result<String, String> {
+        let line = self.to_line();
+        match serde_json::from_str::<Record>(&line) {
+            Ok(_) => Ok(line),
+            Err(e) => Err(format!(
+                "the {} record of `{}` would not read back ({e}): {line}",
+                kind_name(self.kind),
+                self.bench
+            )),
+        }
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Measurement => "measurement",
+        Kind::Verdict => "verdict",
+        Kind::Failure => "failure",
+    }
+}
+
+#[doc(hidden)]
+impl RunInfo {
+    /// Provenance for tests: host `h`, 2 cores, a release build, and the given start and id.
+    #[doc(hidden)]
+    pub fn for_tests(ts_ms: u64, id: Option<&str>) -> RunInfo {
+        RunInfo {
+            ts_ms,
+            commit: id.map(|id| format!("{id:0>12}")),
+            host: "h".into(),
+            cpu: "c".into(),
+            cores: 2,
+            os: "linux/x86_64".into(),
+            profile: "release".into(),
+            id: id.map(str::to_owned),
+            dirty: None,
+            trigger: None,
+            rustc: None,
+            shard: None,
+        }
+    }
+}
+
+#[doc(hidden)]
+impl Record {
+    /// A measurement record for tests.
+    #[doc(hidden)]
+    pub fn measurement_for_tests(
+        bench: &str,
+        run: RunInfo,
+        variant: BTreeMap<String, Value>,
+        metrics: BTreeMap<String, MetricValue>,
+    ) -> Record {
+        Record {
+            schema: SCHEMA,
+            bench: bench.into(),
+            kind: Kind::Measurement,
+            run,
+            variant,
+            metrics,
+            note: None,
+            plugin: None,
+            cell: None,
+            checks: vec![],
+            failure: None,
+            verdict: None,
+        }
+    }
+}

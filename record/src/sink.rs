@@ -1,0 +1,116 @@
+//! Appends records to a results stream: one `write` per line under an advisory lock, so two concurrent
+//! `benchhost` processes never interleave lines, and an fsync when a cell ends.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::Record;
+
+/// An open results stream.
+pub struct Sink {
+    path: PathBuf,
+    file: File,
+}
+
+impl Sink {
+    /// Opens (creating it and its directory if needed) `path` for appending.
+    pub fn open(path: &Path) -> Result<Sink> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // `create_dir_all` would say "File exists" of a file in the way; name it instead.
+            if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+                anyhow::bail!("cannot write {}: {} is a file, not a directory", path.display(), file.display());
+            }
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_context(|| format!("opening {} for appending", path.display()))?;
+        Ok(Sink { path: path.to_owned(), file })
+    }
+
+    /// The stream's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line, with one `write` call, under an exclusive lock. A record the reader
+    /// would reject (a NaN written as `null`) is refused, so one bad record can never make a stream unreadable.
+    pub fn append(&mut self, record: &Record) -> Result<()> {
+        let mut line = record
+            .readable_line()
+            .map_err(|why| anyhow::anyhow!("refusing to append to {}: {why}", self.path.display()))?;
+        line.push('\n');
+        self.file.lock().with_context(|| format!("locking {}", self.path.display()))?;
+        let result = self.append_locked(line);
+        let _ = self.file.unlock();
+        result.with_context(|| format!("appending a record to {}", self.path.display()))
+    }
+
+    fn append_locked(&mut self, mut line: String) -> std::io::Result<()> {
+        // A writer killed mid-line leaves a torn tail without a newline. Start on a fresh line so the new
+        // record stays whole; readers report the torn line and keep every complete record.
+        if self.ends_without_newline()? {
+            line.insert(0, '\n');
+        }
+        // `write_all` on an O_APPEND file: one write for a line of ordinary size.
+        self.file.write_all(line.as_bytes())?;
+        self.file.flush()
+    }
+
+    fn ends_without_newline(&mut self) -> std::io::Result<bool> {
+        let len = self.file.metadata()?.len();
+        if len == 0 {
+            return Ok(false);
+        }
+        let mut last = [0u8; 1];
+        self.file.seek(SeekFrom::Start(len - 1))?;
+        self.file.read_exact(&mut last)?;
+        Ok(last[0] != b'\n')
+    }
+
+    /// Appends `record` and makes it durable, or, when the stream cannot take it (a full disk, an I/O error),
+    /// keeps it elsewhere before failing: as one JSON line on stderr, and in a file next to the stream when
+    /// one can still be written there. The error names the stream, the cause and where the record went.
+    pub fn keep(&mut self, record: &Record) -> Result<()> {
+        let Err(cause) = self.append(record).and_then(|()| self.sync()) else { return Ok(()) };
+        let line = record.to_line();
+        eprintln!("{line}");
+        let rescue = self.rescue_path();
+        let saved = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&rescue)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()).and_then(|()| f.sync_all()));
+        let place = match saved {
+            Ok(()) => format!("it is saved in {} and printed above on stderr", rescue.display()),
+            Err(e) => format!("it is printed above on stderr ({} could not be written either: {e})", rescue.display()),
+        };
+        Err(cause.context(format!("the record could not be written to {}; {place}", self.path.display())))
+    }
+
+    /// `OUT.rescued-PID.jsonl` beside the stream: a new file, never one that exists (nor a symlink's target).
+    fn rescue_path(&self) -> PathBuf {
+        let name = self.path.file_name().map_or("results".into(), |n| n.to_string_lossy().into_owned());
+        self.path.with_file_name(format!("{name}.rescued-{}.jsonl", std::process::id()))
+    }
+
+    /// Opens `path`, appends every record of `records` and makes them durable.
+    pub fn append_all<'a>(path: &Path, records: impl IntoIterator<Item = &'a Record>) -> Result<()> {
+        let mut sink = Sink::open(path)?;
+        for record in records {
+            sink.append(record)?;
+        }
+        sink.sync()
+    }
+
+    /// Makes everything appended so far durable (called when a cell ends).
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().with_context(|| format!("syncing {}", self.path.display()))
+    }
+}

@@ -1,0 +1,98 @@
+//! Verdict records: the conclusion drawn for one series and metric, across arms, builds or against a
+//! baseline. Types only; `benchhost`'s analysis draws them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::Record;
+
+/// The outcome for one series and metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Better beyond the threshold, with 95% confidence.
+    Improved,
+    /// Worse beyond the threshold, with 95% confidence.
+    Regressed,
+    /// Within the threshold, with 95% confidence.
+    NoChange,
+    /// The data cannot tell.
+    Inconclusive,
+    /// Only the new side has the series.
+    Added,
+    /// Only the old side has the series.
+    Removed,
+    /// No ratio can be formed (a zero value, a baseline that failed); the verdict's `reason` says why.
+    Undefined,
+    /// The newest record of the series on the new side is a failure.
+    Failed,
+}
+
+impl Decision {
+    /// The snake_case name, as in records and `--fail-on`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Improved => "improved",
+            Decision::Regressed => "regressed",
+            Decision::NoChange => "no_change",
+            Decision::Inconclusive => "inconclusive",
+            Decision::Added => "added",
+            Decision::Removed => "removed",
+            Decision::Undefined => "undefined",
+            Decision::Failed => "failed",
+        }
+    }
+}
+
+/// The `verdict` section of a verdict record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    /// The metric compared (absent for added/removed series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// How the decision was reached.
+    pub test: String,
+    /// The old side's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineRef>,
+    /// In a paired comparison within one run: the variant of the arm compared against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+    /// new / old.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// CI95 of the ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// The metric's direction of goodness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub higher_is_better: Option<bool>,
+    /// Noise threshold, as a fraction (0.03 for ±3%).
+    pub threshold: f64,
+    /// The outcome.
+    pub decision: Decision,
+    /// Why the decision is `undefined` or `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The run a comparison was made against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BaselineRef {
+    /// Its run id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Its commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Its start.
+    pub ts_ms: u64,
+}
+
+/// The identity of a series: bench and variant (its canonical JSON, keys sorted).
+pub type SeriesKey = (String, String);
+
+/// The series key of a record.
+pub fn series(record: &Record) -> SeriesKey {
+    (record.bench.clone(), serde_json::to_string(&record.variant).expect("variants serialize"))
+}
