@@ -48,6 +48,20 @@ fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
     let passed = verdicts(&String::from_utf8_lossy(&out.get_output().stdout));
     assert_eq!(passed, ["pass demo_rig", "pass demo_rig_run"]);
 
+    // regression: `benchhost check x.so | head -1` panicked (`println!` on a closed pipe, exit 101).
+    let mut head = Command::new(support::bin())
+        .arg("check")
+        .arg(&library)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(head.stdout.take().unwrap()), &mut first).unwrap();
+    let out = head.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+
     // A rig whose invariant breaks is named, with the invariant.
     let lib_rs = crate_dir.join("src/lib.rs");
     let source = std::fs::read_to_string(&lib_rs).unwrap();

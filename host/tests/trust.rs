@@ -132,3 +132,84 @@ fn records_carry_the_plugins_sha256_and_a_pinned_sha256_that_differs_refuses_the
         "{stderr}"
     );
 }
+
+#[test]
+fn a_library_replaced_after_it_was_checked_is_refused_pinned_and_hashed_as_run_unpinned() {
+    // regression: the parent checked the pin at discovery and the child reopened the path later, so a library
+    // swapped in between ran unchecked; and an unpinned library was hashed after its cell, so the record's
+    // sha256 could be of other bytes than the code that ran.
+    for pinned in [true, false] {
+        let sandbox = Sandbox::new();
+        let dir = sandbox.path().join("plugins");
+        std::fs::create_dir(&dir).unwrap();
+        let lib = dir.join("libfixture_faults.so");
+        std::fs::copy(fault_plugins().join("libfixture_faults.so"), &lib).unwrap();
+        // The same code, one byte longer: loads the same, hashes differently.
+        let mut other = std::fs::read(&lib).unwrap();
+        other.push(0);
+        let other_sum = sha256_hex(&other);
+        let swapped = dir.join("swap.tmp");
+        std::fs::write(&swapped, &other).unwrap();
+        let pins = if pinned {
+            format!("[sha256]\n\"libfixture_faults.so\" = \"{}\"\n", sha256_hex(&std::fs::read(&lib).unwrap()))
+        } else {
+            String::new()
+        };
+        // Two cells: the first sleeps long enough for the swap to land between discovery and the second.
+        let settings = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"600ms\"\nsamples = 3\n";
+        sandbox.write(
+            "rigs.toml",
+            &format!("{settings}[rig.healthy]\nparams = {{ sleep_us = 1000 }}\nmatrix = {{ after = [1, 2] }}\n{pins}"),
+        );
+        let tmp = sandbox.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let mut run = std::process::Command::new(support::bin())
+            .current_dir(sandbox.path())
+            .env("TMPDIR", &tmp)
+            .args(["run", "--out", "r.jsonl", "--plugin-dir"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Once the first cell's child has the library mapped, discovery and the first load are over: replace the
+        // library under its path.
+        let started = std::time::Instant::now();
+        let first_cell_runs = || {
+            let runs = std::fs::read_dir(&tmp).into_iter().flatten().flatten();
+            let cell_started = runs.into_iter().any(|run| run.path().join("cell-000").is_dir());
+            let mapped = |e: std::fs::DirEntry| std::fs::read_to_string(e.path().join("maps")).ok();
+            let lib = lib.display().to_string();
+            cell_started && std::fs::read_dir("/proc").unwrap().flatten().filter_map(mapped).any(|m| m.contains(&lib))
+        };
+        while !first_cell_runs() {
+            assert!(started.elapsed().as_secs() < 60, "no cell started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::rename(&swapped, &lib).unwrap();
+        run.wait().unwrap();
+        let (records, _) = sandbox.records("r.jsonl");
+        assert_eq!(records.len(), 2);
+        let second = &records[1];
+        if pinned {
+            let failure = second.failure.as_ref().expect("the swapped library is refused");
+            assert!(failure.message.contains("(it changed after it was checked)"), "{}", failure.message);
+            assert!(failure.message.contains(&other_sum), "{}", failure.message);
+        } else {
+            assert_eq!(
+                second.plugin.as_ref().unwrap().sha256.as_deref(),
+                Some(other_sum.as_str()),
+                "the bytes that ran"
+            );
+            assert_ne!(records[0].plugin.as_ref().unwrap().sha256, second.plugin.as_ref().unwrap().sha256);
+        }
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, bytes).unwrap();
+    let sum = std::process::Command::new("sha256sum").arg(&path).output().unwrap();
+    String::from_utf8_lossy(&sum.stdout).split_whitespace().next().unwrap().to_string()
+}

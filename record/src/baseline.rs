@@ -17,14 +17,21 @@ pub fn path(out: &Path, name: &str) -> Result<PathBuf> {
     Ok(dir.join("baselines").join(format!("{name}.jsonl")))
 }
 
-/// Replaces baseline `path` with `records` (written to a temporary file, then renamed: never half a baseline).
+/// Replaces baseline `path` with `records`: written to a temporary file, made durable, then renamed over it,
+/// and the directory synced, so a crash leaves the old baseline or the new one, never half of one (a rename
+/// before the data reached the disk could leave an empty file under the baseline's name).
 pub fn save(path: &Path, records: &[Record]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    use std::io::Write;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let text: String = records.iter().map(|r| r.to_line() + "\n").collect();
     let staged = path.with_extension("jsonl.tmp");
-    std::fs::write(&staged, text).with_context(|| format!("writing {}", staged.display()))?;
-    std::fs::rename(&staged, path).with_context(|| format!("renaming {} to {}", staged.display(), path.display()))
+    let mut file = std::fs::File::create(&staged).with_context(|| format!("writing {}", staged.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("writing {}", staged.display()))?;
+    std::fs::rename(&staged, path).with_context(|| format!("renaming {} to {}", staged.display(), path.display()))?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))
 }
 
 /// Where `file_or_name` is read from: a results file (anything that names a path: it has a `/` or ends in

@@ -214,6 +214,35 @@ pub struct Failure {
 }
 
 impl Record {
+    /// A record of `kind` for the series `bench` + `variant`, made by `run`, with nothing else yet: every other
+    /// field is set with struct update syntax (`Record { metrics, ..Record::new(...) }`).
+    pub fn new(bench: impl Into<String>, kind: Kind, run: RunInfo, variant: BTreeMap<String, Value>) -> Record {
+        Record {
+            schema: SCHEMA,
+            bench: bench.into(),
+            kind,
+            run,
+            variant,
+            metrics: BTreeMap::new(),
+            note: None,
+            plugin: None,
+            cell: None,
+            checks: vec![],
+            failure: None,
+            verdict: None,
+        }
+    }
+
+    /// The verdict record on the series of `series` (its bench, variant and plugin), drawn by `run`.
+    pub fn verdict_on(series: &Record, verdict: crate::Verdict, note: String, run: RunInfo) -> Record {
+        Record {
+            note: Some(note),
+            plugin: series.plugin.clone(),
+            verdict: Some(verdict),
+            ..Record::new(series.bench.clone(), Kind::Verdict, run, series.variant.clone())
+        }
+    }
+
     /// The record as one line, without the newline.
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("records serialize")
@@ -274,19 +303,6 @@ impl Record {
         variant: BTreeMap<String, Value>,
         metrics: BTreeMap<String, MetricValue>,
     ) -> Record {
-        Record {
-            schema: SCHEMA,
-            bench: bench.into(),
-            kind: Kind::Measurement,
-            run,
-            variant,
-            metrics,
-            note: None,
-            plugin: None,
-            cell: None,
-            checks: vec![],
-            failure: None,
-            verdict: None,
-        }
+        Record { metrics, ..Record::new(bench, Kind::Measurement, run, variant) }
     }
 }

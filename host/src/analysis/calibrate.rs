@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::analysis::compare::{decide, ratio_ci};
 use crate::stats;
 use benchhost_record::{Decision, series};
-use benchhost_record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 /// Variant key marking a calibration series (its value is always `"aa"`).
 pub const MARK: &str = "calibration";
@@ -69,18 +69,10 @@ pub fn calibrate(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Re
                 cv * 100.0
             );
             out.push(Record {
-                schema: SCHEMA,
-                bench: first.bench.clone(),
-                kind: Kind::Measurement,
-                run: run.clone(),
-                variant,
                 metrics,
                 note: Some(note),
                 plugin: first.plugin.clone(),
-                cell: None,
-                checks: vec![],
-                failure: None,
-                verdict: None,
+                ..Record::new(first.bench.clone(), Kind::Measurement, run.clone(), variant)
             });
         }
     }

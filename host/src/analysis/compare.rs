@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SCHEMA, SeriesKey, Verdict, series};
+use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
 
 /// The test named in every verdict.
 pub const TEST: &str = "ratio of estimates; CI95 from both records' CI95 (log-normal delta method)";
@@ -110,7 +110,7 @@ fn judge(
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
         let note = format!("{name} undefined: {reason} ({against})");
         verdict.reason = Some(reason);
-        return record(after, verdict, note, run);
+        return Record::verdict_on(after, verdict, note, run.clone());
     }
     verdict.decision = decide(ci95, new.higher_is_better, threshold);
     let note = format!(
@@ -121,7 +121,7 @@ fn judge(
         threshold * 100.0
     );
     (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
-    record(after, verdict, note, run)
+    Record::verdict_on(after, verdict, note, run.clone())
 }
 
 /// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%
@@ -178,24 +178,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         decision,
         reason,
     };
-    record(side, verdict, note, run)
-}
-
-fn record(series: &Record, verdict: Verdict, note: String, run: &RunInfo) -> Record {
-    Record {
-        schema: SCHEMA,
-        bench: series.bench.clone(),
-        kind: Kind::Verdict,
-        run: run.clone(),
-        variant: series.variant.clone(),
-        metrics: BTreeMap::new(),
-        note: Some(note),
-        plugin: series.plugin.clone(),
-        cell: None,
-        checks: vec![],
-        failure: None,
-        verdict: Some(verdict),
-    }
+    Record::verdict_on(side, verdict, note, run.clone())
 }
 
 #[cfg(test)]

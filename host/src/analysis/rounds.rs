@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::analysis::compare;
 use crate::stats;
 use benchhost_record::{Decision, Verdict};
-use benchhost_record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 /// One record from the per-round records of a cell: a failed round makes the whole cell a failure (the first
 /// one, named); otherwise each metric is the mean of the rounds' estimates with a Student-t CI95 over rounds,
@@ -137,20 +137,7 @@ fn pair(
                 )
             }
         };
-        verdicts.push(Record {
-            schema: SCHEMA,
-            bench: first.bench.clone(),
-            kind: Kind::Verdict,
-            run: run.clone(),
-            variant: first.variant.clone(),
-            metrics: BTreeMap::new(),
-            note: Some(note),
-            plugin: first.plugin.clone(),
-            cell: None,
-            checks: vec![],
-            failure: None,
-            verdict: Some(verdict),
-        });
+        verdicts.push(Record::verdict_on(first, verdict, note, run.clone()));
     }
     verdicts
 }

@@ -35,8 +35,8 @@ pub fn main() -> i32 {
         return 3;
     }
     match serde_json::from_str::<Task>(&line) {
-        Ok(Task::Probe { path }) => match library::open(&path) {
-            Ok((_, info)) => out.send(&Message::Plugin { info }),
+        Ok(Task::Probe { path, pin }) => match library::open(&path, pin.as_deref()) {
+            Ok(opened) => out.send(&Message::Plugin { info: opened.info, sha256: Some(opened.sha256) }),
             Err(reason) => out.send(&Message::Rejected { reason }),
         },
         Ok(Task::Cell(task)) => run_cell(&task, &mut out),
@@ -54,15 +54,15 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
     if let Some(Err(e)) = task.plan.memory_limit.map(heap::limit) {
         return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
     }
-    let (root, info) = match library::open(&task.plugin_path) {
-        Ok(loaded) => loaded,
+    let library::Opened { root, info, sha256 } = match library::open(&task.plugin_path, task.pin.as_deref()) {
+        Ok(opened) => opened,
         Err(reason) => return out.error(Phase::Load, RigError::new(reason)),
     };
     let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
         let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);
         return out.error(Phase::Load, RigError::new(message));
     };
-    out.send(&Message::Plugin { info });
+    out.send(&Message::Plugin { info, sha256: Some(sha256) });
 
     out.send(&Message::Phase { phase: Phase::Setup });
     let params = serde_json::to_string(&task.params).expect("params serialize");

@@ -14,7 +14,7 @@ use benchhost_plugin_api::Descriptor;
 use crate::plan::config::Config;
 use crate::plan::matrix::{self, Overrides};
 use crate::plugin::loader::{Loader, Trust};
-use crate::run::runner::{self, ChildExecutor};
+use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
 use benchhost_record::{Kind, Record};
 
 /// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
@@ -30,17 +30,15 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     let exe = std::env::current_exe().context("locating the benchhost executable")?;
     let loader = Loader::discover(&[dir], &exe, &Trust { allow_writable, pins: Default::default() });
     if let Some(rejected) = loader.rejected.iter().find(|r| r.path == file) {
-        println!("FAIL {}: {}", file.display(), rejected.reason);
+        say(&format!("FAIL {}: {}", file.display(), rejected.reason))?;
         return Ok(ExitCode::from(1));
     }
     let Some(plugin) = loader.plugins.iter().find(|p| p.path == file) else {
-        println!("FAIL {}: not loaded (another library in its directory provides the same rigs)", file.display());
+        say(&format!("FAIL {}: not loaded (another library in its directory provides the same rigs)", file.display()))?;
         return Ok(ExitCode::from(1));
     };
-    println!(
-        "{} {} (plugin-api {}, {})",
-        plugin.info.name, plugin.info.version, plugin.info.api_version, plugin.info.build.profile
-    );
+    let info = &plugin.info;
+    say(&format!("{} {} (plugin-api {}, {})", info.name, info.version, info.api_version, info.build.profile))?;
     let mut failed = 0;
     let mut runnable = Vec::new();
     for descriptor in &plugin.info.rigs {
@@ -49,29 +47,35 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
             runnable.push(descriptor.name.clone());
         } else {
             failed += 1;
-            println!("FAIL {}: {}", descriptor.name, problems.join("; "));
+            say(&format!("FAIL {}: {}", descriptor.name, problems.join("; ")))?;
         }
     }
     let overrides = Overrides { rigs: runnable, quick: true, deadline: Some(deadline), ..Overrides::default() };
     let cells =
         if overrides.rigs.is_empty() { Vec::new() } else { matrix::expand(&Config::empty(), &loader, &overrides)? };
-    let work_dir = std::env::temp_dir().join(format!("benchhost-check-{}", std::process::id()));
-    let scratch = work_dir.with_extension("jsonl");
+    let work_dir = WorkDir::new("check")?;
+    let scratch = work_dir.path().join("check.jsonl");
     let run_info = crate::run::provenance::current();
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
     let mut executor = ChildExecutor { exe, loader: &loader, against: None, quick: true };
-    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, 1);
+    let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds: 1 };
+    let ran = runner::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     for record in &ran?.records {
         match verdict(record) {
-            Ok(line) => println!("pass {}: {line}", record.bench),
+            Ok(line) => say(&format!("pass {}: {line}", record.bench))?,
             Err(why) => {
                 failed += 1;
-                println!("FAIL {}: {why}", record.bench);
+                say(&format!("FAIL {}: {why}", record.bench))?;
             }
         }
     }
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// One line of the report, through the broken-pipe-safe path (`benchhost check x.so | head -1`).
+fn say(line: &str) -> Result<()> {
+    crate::run::output::print(&format!("{line}\n"))
 }
 
 /// What is wrong with a descriptor, before anything runs.

@@ -13,8 +13,9 @@ use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
 use crate::run::output::{narrate, print};
 use crate::run::provenance;
-use crate::run::runner::{self, ChildExecutor};
+use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
 use benchhost_record::reader;
+use benchhost_record::sink::Sink;
 
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
     let config = match &args.config {
@@ -49,7 +50,7 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
     warn_short_samples(&cells, &loader);
     // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
     if let Some(filter) = &args.filter {
-        cells.retain(|cell| filter.is_match(&runner::label(cell)));
+        cells.retain(|cell| filter.is_match(&cell.label()));
         if cells.is_empty() {
             bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
         }
@@ -116,19 +117,17 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     }
     let (loader, cells) = resolve(&args.matrix)?;
     let run_info = provenance::current();
-    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    let work_dir = WorkDir::new("calibrate")?;
     // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
-    let scratch = work_dir.with_extension("calibration.jsonl");
+    let scratch = work_dir.path().join("rounds.jsonl");
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
     let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick };
-    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, args.rounds);
+    let mut ctx =
+        RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds: args.rounds };
+    let ran = runner::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     let records = crate::analysis::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);
-    let mut out = benchhost_record::sink::Sink::open(&args.out)?;
-    for record in &records {
-        out.append(record)?;
-    }
-    out.sync()?;
+    Sink::append_all(&args.out, &records)?;
     let refs: Vec<_> = records.iter().collect();
     narrate(&format!(
         "{}\n{} calibration records appended to {}\n",
@@ -179,11 +178,10 @@ pub(crate) fn verify(files: &[PathBuf]) -> Result<ExitCode> {
 pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     let mut records = read_all(&args.files)?;
     if let Some(dir) = &args.warehouse {
-        let scratch = std::env::temp_dir().join(format!("benchhost-warehouse-{}.jsonl", std::process::id()));
-        let exported =
-            crate::cli::delegate::export(dir, &scratch).and_then(|()| read_all(std::slice::from_ref(&scratch)));
-        let _ = std::fs::remove_file(&scratch);
-        records.extend(exported?);
+        // A fresh file of a random name (deleted when dropped): no predictable path in a shared /tmp.
+        let scratch = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
+        crate::cli::delegate::export(dir, scratch.path())?;
+        records.extend(read_all(&[scratch.path().to_owned()])?);
     }
     let write =
         |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
@@ -227,11 +225,7 @@ pub(crate) fn current_exe() -> Result<PathBuf> {
 /// Appends the records of a Criterion output directory to `out`.
 pub(crate) fn import_criterion(dir: &Path, out: &Path) -> Result<ExitCode> {
     let records = crate::import::criterion::import(dir, &provenance::current())?;
-    let mut sink = benchhost_record::sink::Sink::open(out)?;
-    for record in &records {
-        sink.append(record)?;
-    }
-    sink.sync()?;
+    Sink::append_all(out, &records)?;
     narrate(&format!("{} Criterion benchmarks imported into {}\n", records.len(), out.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -81,11 +81,7 @@ impl Judging {
     /// Appends `verdicts` to `out` and applies `--fail-on`: the exit code.
     pub fn record_and_gate(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         if let Some(out) = out {
-            let mut sink = Sink::open(out)?;
-            for verdict in verdicts {
-                sink.append(verdict)?;
-            }
-            sink.sync()?;
+            Sink::append_all(out, verdicts)?;
         }
         // A series whose newest run failed has no number to pass any gate with: it always fails.
         let failed = |d: Decision| d == Decision::Failed || self.fail_on.contains(&d);

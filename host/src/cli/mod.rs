@@ -6,6 +6,7 @@ mod commands;
 mod delegate;
 mod examples;
 mod judging;
+mod listing;
 mod run_matrix;
 mod scaffold;
 mod shell;
@@ -21,9 +22,8 @@ use crate::analysis::compare;
 use crate::cli::args::*;
 use crate::cli::commands::*;
 use crate::plan::config::parse_positive_duration;
-use crate::report;
 use crate::run::output::print;
-use crate::run::{provenance, runner};
+use crate::run::provenance;
 use benchhost_record::baseline;
 
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
@@ -202,8 +202,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => {
             let loader = discover(&args.dirs, &Default::default(), false)?;
             match args.json {
-                true => print(&(report::plugin_list_json(&loader) + "\n"))?,
-                false => print(&report::plugin_list(&loader))?,
+                true => print(&(listing::plugin_list_json(&loader) + "\n"))?,
+                false => print(&listing::plugin_list(&loader))?,
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -211,11 +211,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plan(args) => {
             let (_, cells) = resolve(&args.matrix)?;
             if args.json {
-                print(&(report::plan_json(&cells) + "\n"))?;
+                print(&(listing::plan_json(&cells) + "\n"))?;
                 return Ok(ExitCode::SUCCESS);
             }
             for cell in &cells {
-                print(&format!("{:>4}  {}\n", cell.index, runner::label(cell)))?;
+                print(&format!("{:>4}  {}\n", cell.index, cell.label()))?;
             }
             print(&format!("{} cells\n", cells.len()))?;
             Ok(ExitCode::SUCCESS)
@@ -247,13 +247,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let api = crate::cli::scaffold::Api::choose(api_path, api_version);
             if let crate::cli::scaffold::Api::Path(path) = &api {
-                println!("depending on plugin-api at {} (--api-version V to depend by version)", path.display());
+                print(&format!(
+                    "depending on plugin-api at {} (--api-version V to depend by version)\n",
+                    path.display()
+                ))?;
             }
             for file in crate::cli::scaffold::new_rig(&name, &dir, &api)? {
-                println!("wrote {}", file.display());
+                print(&format!("wrote {}\n", file.display()))?;
             }
-            println!("next: cd {} && cargo test && cargo build --release", dir.display());
-            println!("then: benchhost run --plugin-dir {}/target/release --plugin {name} --quick", dir.display());
+            print(&format!("next: cd {} && cargo test && cargo build --release\n", dir.display()))?;
+            print(&format!(
+                "then: benchhost run --plugin-dir {}/target/release --plugin {name} --quick\n",
+                dir.display()
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => crate::cli::shell::completions(shell),

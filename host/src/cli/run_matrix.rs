@@ -16,7 +16,7 @@ use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
 use crate::run::output::narrate;
 use crate::run::provenance;
-use crate::run::runner::{self, ChildExecutor};
+use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
 use benchhost_record::{Kind, Record};
 use benchhost_record::{baseline, reader};
 
@@ -36,7 +36,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     let mut run_info = provenance::current();
     run_info.shard = args.matrix.shard.map(|s| s.to_string());
-    let work_dir = std::env::temp_dir().join("benchhost").join(run_info.id.clone().unwrap_or_default());
+    let work_dir = WorkDir::new(run_info.id.as_deref().unwrap_or("run"))?;
     if let Some(id) = &args.run_id {
         run_info.id = Some(id.clone());
     }
@@ -44,7 +44,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let mut executor =
         ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
     let rounds = args.rounds.unwrap_or(if args.interleave || other.is_some() { 5 } else { 1 });
-    let ran = runner::run(&cells, &loader, &mut executor, &mut sink, &run_info, &work_dir, rounds)?;
+    let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds };
+    let ran = runner::run(&cells, &mut ctx, &mut sink)?;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = ran
         .records

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
 
-use benchhost_record::{Kind, MetricValue, Record, RunInfo, SCHEMA};
+use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 #[derive(Deserialize)]
 struct Benchmark {
@@ -120,18 +120,9 @@ fn record(new: &Path, run: &RunInfo) -> Result<Record> {
         variant.insert("value".to_string(), Value::from(value));
     }
     Ok(Record {
-        schema: SCHEMA,
-        bench: benchmark.group_id,
-        kind: Kind::Measurement,
-        run: run.clone(),
-        variant,
         metrics,
         note: Some(format!("imported from Criterion: {}", new.display())),
-        plugin: None,
-        cell: None,
-        checks: vec![],
-        failure: None,
-        verdict: None,
+        ..Record::new(benchmark.group_id, Kind::Measurement, run.clone(), variant)
     })
 }
 

@@ -47,6 +47,15 @@ impl Cell {
     }
 }
 
+impl Cell {
+    /// `rig k=v k=v`, with the values records show: what progress lines, tables and `run FILTER` see.
+    pub fn label(&self) -> String {
+        let plain = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        let params: Vec<String> = self.shown_params().iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+        format!("{} {}", self.rig, params.join(" "))
+    }
+}
+
 /// Each cell followed by its twin on the other build, renumbered, so rounds alternate the builds: A A' B B'.
 pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
     cells

@@ -40,11 +40,12 @@ fn needed_length(bytes: &[u8]) -> Option<u64> {
     let (phoff, shoff) = (u64_at(0x20)?, u64_at(0x28)?);
     let (phentsize, phnum) = (u16_at(0x36)?, u16_at(0x38)?);
     let (shentsize, shnum) = (u16_at(0x3A)?, u16_at(0x3C)?);
+    // Offsets come from the file, so every sum is checked: a crafted header must give `None`, not a panic.
     let mut needed = shoff.saturating_add(shentsize * shnum).max(phoff.saturating_add(phentsize * phnum));
     for i in 0..phnum {
-        let header = usize::try_from(phoff + i * phentsize).ok()?;
+        let header = usize::try_from(phoff.checked_add(i * phentsize)?).ok()?;
         if u32_at(header)? == PT_LOAD {
-            needed = needed.max(u64_at(header + 0x08)?.saturating_add(u64_at(header + 0x20)?));
+            needed = needed.max(u64_at(header.checked_add(0x08)?)?.saturating_add(u64_at(header.checked_add(0x20)?)?));
         }
     }
     Some(needed)
@@ -67,5 +68,19 @@ mod tests {
         assert!(err.ends_with(&format!("the file has {}", me.len() / 2)), "{err}");
         std::fs::write(&cut, b"not ELF at all").unwrap();
         assert_eq!(check_length(&cut), Ok(()), "non-ELF files are left to the loader");
+    }
+
+    #[test]
+    fn offsets_near_the_top_of_u64_are_no_panic() {
+        // regression: `phoff + i * phentsize` overflowed (a panic in a debug build) on a crafted header.
+        let mut header = vec![0u8; 64];
+        header[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        header[0x20..0x28].copy_from_slice(&(u64::MAX - 10).to_le_bytes());
+        header[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        header[0x38..0x3A].copy_from_slice(&3u16.to_le_bytes());
+        assert_eq!(needed_length(&header), None);
+        // A header table inside the bytes whose entry points past usize arithmetic's reach.
+        header[0x20..0x28].copy_from_slice(&(usize::MAX as u64 - 0x10).to_le_bytes());
+        assert_eq!(needed_length(&header), None);
     }
 }

@@ -6,18 +6,41 @@
 //! for every later path.
 
 use std::ffi::{CStr, c_char};
-use std::path::Path;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 
 use abi_stable::library::{LibraryError, RawLibrary, lib_header_from_path};
 use benchhost_plugin_api::abi::{API_VERSION, API_VERSION_SYMBOL, PluginInfo, PluginRef};
 
-/// Loads the library at `path` and reads its self-description. The error is one line.
-pub fn open(path: &Path) -> Result<(PluginRef, PluginInfo), String> {
-    crate::plugin::elf::check_length(path).map_err(|why| format!("not a loadable library: {why}"))?;
-    let theirs = api_version(path)?;
-    let root = lib_header_from_path(path).and_then(|header| header.init_root_module::<PluginRef>()).map_err(|err| {
-        format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))
-    })?;
+/// A library opened in this process: its root module, what it says of itself, and the SHA-256 of the very
+/// bytes that were loaded.
+pub struct Opened {
+    /// The root module.
+    pub root: PluginRef,
+    /// Its self-description.
+    pub info: PluginInfo,
+    /// SHA-256 of the file that was loaded, lowercase hex.
+    pub sha256: String,
+}
+
+/// Loads the library at `path` and reads its self-description; with a `pin`, only if its SHA-256 is that. The
+/// file is opened once, hashed through that descriptor and loaded through `/proc/self/fd/N`: the code that runs
+/// is the code that was hashed, even if the path is replaced after the parent checked it. The error is one line.
+pub fn open(path: &Path, pin: Option<&str>) -> Result<Opened, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let sha256 = sha256_of(&file).map_err(|e| format!("cannot read it: {e}"))?;
+    if let Some(pin) = pin.filter(|pin| **pin != sha256) {
+        return Err(format!("refused: its sha256 is {sha256}, rigs.toml pins {pin} (it changed after it was checked)"));
+    }
+    let loaded = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    crate::plugin::elf::check_length(&loaded).map_err(|why| format!("not a loadable library: {why}"))?;
+    let theirs = api_version(&loaded)?;
+    let root =
+        lib_header_from_path(&loaded).and_then(|header| header.init_root_module::<PluginRef>()).map_err(|err| {
+            format!("built against plugin-api {theirs}, this benchhost has {API_VERSION}: {}", error_lines(&err))
+        })?;
     let json = (root.info())();
     let value: serde_json::Value =
         serde_json::from_str(json.as_str()).map_err(|e| format!("its plugin info is not JSON: {e}"))?;
@@ -26,7 +49,17 @@ pub fn open(path: &Path) -> Result<(PluginRef, PluginInfo), String> {
         return Err(format!("it failed to describe its rigs: {message}"));
     }
     let info: PluginInfo = serde_json::from_value(value).map_err(|e| format!("its plugin info is invalid: {e}"))?;
-    Ok((root, info))
+    // The library stays mapped for the life of the process; the descriptor may stay open with it.
+    std::mem::forget(file);
+    Ok(Opened { root, info, sha256 })
+}
+
+/// SHA-256 of everything `reader` yields, lowercase hex.
+pub fn sha256_of(mut reader: impl Read) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut reader, &mut hasher)?;
+    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The plugin-api version a library was built against, from a plain C symbol that is readable even when

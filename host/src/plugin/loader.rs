@@ -26,6 +26,8 @@ pub struct Plugin {
     pub info: PluginInfo,
     /// SHA-256 of the file, computed when first asked for (plugins can be hundreds of MB; most runs use few).
     sha256: OnceLock<Option<String>>,
+    /// The SHA-256 `rigs.toml` pins it to: every child that opens it checks the bytes it loads against this.
+    pub pin: Option<String>,
 }
 
 impl Plugin {
@@ -103,8 +105,9 @@ impl Loader {
                 loader.rejected.push(Rejected { path, reason });
                 continue;
             }
-            match probe(exe, &path) {
-                Ok(info) => loader.plugins.push(Plugin { path, info, sha256 }),
+            let pin = path.file_name().and_then(|n| trust.pins.get(n.to_str()?)).cloned();
+            match probe(exe, &path, pin.as_deref()) {
+                Ok(info) => loader.plugins.push(Plugin { path, info, sha256, pin }),
                 Err(reason) => loader.rejected.push(Rejected { path, reason }),
             }
         }
@@ -169,21 +172,19 @@ fn candidates(dir: &Path) -> Vec<PathBuf> {
 
 /// SHA-256 of a file, lowercase hex.
 fn file_sha256(path: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    crate::plugin::library::sha256_of(std::fs::File::open(path)?)
 }
 
 fn is_hashed(stem: &str) -> bool {
     stem.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-fn probe(exe: &Path, path: &Path) -> Result<PluginInfo, String> {
-    let child = run_child(exe, &Task::Probe { path: path.to_owned() }, PROBE_DEADLINE, None, &mut |_| {});
+fn probe(exe: &Path, path: &Path, pin: Option<&str>) -> Result<PluginInfo, String> {
+    let task = Task::Probe { path: path.to_owned(), pin: pin.map(str::to_owned) };
+    let child = run_child(exe, &task, PROBE_DEADLINE, None, &mut |_| {});
     for message in child.messages {
         match message {
-            Message::Plugin { info } => return Ok(info),
+            Message::Plugin { info, .. } => return Ok(info),
             Message::Rejected { reason } => return Err(reason),
             _ => {}
         }

@@ -59,7 +59,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 enum Event {
     Line(Result<String, String>),
     Eof,
-    Exit { status: i32, peak_rss_kib: u64 },
+    Exit { status: i32, peak_rss_kib: u64, escaped: Vec<String> },
 }
 
 /// Runs `exe __child` with `task`, calling `on_message` for each message as it arrives.
@@ -181,11 +181,10 @@ impl Watch {
                 Event::Line(Ok(line)) => self.line(&line, on_message),
                 Event::Line(Err(e)) => self.kill(End::Violation(e)),
                 Event::Eof => self.eof = true,
-                Event::Exit { status, peak_rss_kib } => {
+                Event::Exit { status, peak_rss_kib, escaped } => {
                     self.status = Some(status);
                     self.rss = Some(peak_rss_kib);
-                    // Leftover grandchildren die with the cell, also those that left its process group.
-                    self.escaped = crate::proc::reaper::sweep(self.pid, DRAIN_GRACE);
+                    self.escaped = escaped;
                     self.drain_until.get_or_insert(Instant::now() + DRAIN_GRACE);
                 }
             }
@@ -303,7 +302,24 @@ impl<W: Write> CappedLog<W> {
     }
 }
 
+/// Waits for the child to exit, then, while it is still an unreaped zombie (so its pid, which is also its
+/// group's id, cannot be handed to another process), kills its process group and whatever left it, and only
+/// then reaps it, with its rusage.
 fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
+    loop {
+        // Safety: siginfo is plain old data, filled by the kernel.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if r == 0 {
+            break;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+    // Leftover grandchildren die with the cell, also those that left its process group.
+    let escaped = crate::proc::reaper::sweep(pid, DRAIN_GRACE);
+    crate::proc::interrupt::leave();
     let mut status = 0;
     // Safety: rusage is plain old data, filled by the kernel.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -317,7 +333,7 @@ fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
             return;
         }
     }
-    let _ = tx.send(Event::Exit { status, peak_rss_kib: usage.ru_maxrss.max(0) as u64 });
+    let _ = tx.send(Event::Exit { status, peak_rss_kib: usage.ru_maxrss.max(0) as u64, escaped });
 }
 
 /// What a child that could not be started leaves: `why`, and nothing else.

@@ -30,6 +30,9 @@ pub enum Task {
     Probe {
         /// Library file.
         path: PathBuf,
+        /// The SHA-256 it must have (`[sha256]` in `rigs.toml`), checked on the bytes the child loads.
+        #[serde(default)]
+        pin: Option<String>,
     },
     /// Run one cell.
     Cell(CellTask),
@@ -40,6 +43,9 @@ pub enum Task {
 pub struct CellTask {
     /// Library file.
     pub plugin_path: PathBuf,
+    /// The SHA-256 it must have, checked on the bytes the child loads.
+    #[serde(default)]
+    pub pin: Option<String>,
     /// Rig name.
     pub rig: String,
     /// Every declared parameter with its value.
@@ -83,6 +89,9 @@ pub enum Message {
     Plugin {
         /// Info from the root module.
         info: PluginInfo,
+        /// SHA-256 of the bytes the child loaded (what the record carries: the code that ran).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
     },
     /// The library could not be loaded (probe), in one line.
     Rejected {

@@ -30,7 +30,8 @@ pub fn forget(pid: libc::pid_t) {
 }
 
 /// Kills the cell's process `group` and every process re-parented to us from it, reaping them, until none is
-/// left or `grace` has passed. Returns the processes that had left the group, as `pid N (name)`.
+/// left or `grace` has passed. The group's leader (the cell's child, pid `group`) has exited and is not reaped
+/// yet: its id cannot be reused meanwhile. Returns the processes that had left the group, as `pid N (name)`.
 pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
     let until = Instant::now() + grace;
     let mut escaped = BTreeMap::new();
@@ -49,13 +50,26 @@ pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
                 libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
             }
         }
-        // Safety: signal 0 only asks whether the group still has members.
-        let group_alive = unsafe { libc::killpg(group, 0) } == 0;
-        if (adopted.is_empty() && !group_alive) || Instant::now() >= until {
+        if (adopted.is_empty() && !has_members(group)) || Instant::now() >= until {
             return escaped.into_values().collect();
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Whether a process other than the group's (exited) leader is still in `group`.
+fn has_members(group: libc::pid_t) -> bool {
+    processes().any(|(pid, _, pgid, _)| pgid == group && pid != group)
+}
+
+/// Every process: (pid, parent, process group, name).
+fn processes() -> impl Iterator<Item = (libc::pid_t, libc::pid_t, libc::pid_t, String)> {
+    let entries = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    entries.filter_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<libc::pid_t>().ok()?;
+        let (ppid, pgid, name) = parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+        Some((pid, ppid, pgid, name))
+    })
 }
 
 /// Our children that we did not start: (pid, process group, name).
@@ -63,15 +77,9 @@ fn adopted_children() -> Vec<(libc::pid_t, libc::pid_t, String)> {
     // Safety: getpid cannot fail.
     let me = unsafe { libc::getpid() };
     let spawned = SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return vec![] };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .filter(|pid| !spawned.contains(pid))
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (ppid, pgid, name) = parse_stat(&stat)?;
-            (ppid == me).then_some((pid, pgid, name))
-        })
+    processes()
+        .filter(|(pid, ppid, _, _)| *ppid == me && !spawned.contains(pid))
+        .map(|(pid, _, pgid, name)| (pid, pgid, name))
         .collect()
 }
 

@@ -11,30 +11,23 @@ use crate::plan::settings::Plan;
 use crate::proc::executor::{ChildRun, End, signal_name};
 use crate::proc::protocol::{Message, Phase};
 use crate::stats;
-use benchhost_record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo, SCHEMA};
+use benchhost_record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo};
 
 /// Builds the record of one cell.
 pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &RunInfo, log: Option<String>) -> Record {
     let seen = Seen::of(&child.messages);
+    let run = RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() };
     let mut record = Record {
-        schema: SCHEMA,
-        bench: cell.rig.clone(),
-        kind: Kind::Measurement,
-        run: RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() },
-        variant: cell.shown_params(),
-        metrics: BTreeMap::new(),
         note: seen.note.map(str::to_owned),
         plugin: seen.plugin.map(|p| PluginRef {
             name: p.name.clone(),
             version: p.version.clone(),
             api: p.api_version.clone(),
             profile: Some(p.build.profile.clone()),
-            sha256: None,
+            sha256: seen.sha256.map(str::to_owned),
         }),
         cell: Some(cell_info(cell, child, &seen)),
-        checks: vec![],
-        failure: None,
-        verdict: None,
+        ..Record::new(cell.rig.clone(), Kind::Measurement, run, cell.shown_params())
     };
     if let Some(profile) = seen.plugin.map(|p| &p.build.profile) {
         record.run.profile = profile.clone();
@@ -76,6 +69,7 @@ type Counters = BTreeMap<String, u64>;
 /// What the messages said, gathered.
 struct Seen<'a> {
     plugin: Option<&'a PluginInfo>,
+    sha256: Option<&'a str>,
     phase: Option<Phase>,
     warmup: (u64, u64),
     warmup_counters: Option<&'a Counters>,
@@ -93,6 +87,7 @@ impl<'a> Seen<'a> {
     fn of(messages: &'a [Message]) -> Seen<'a> {
         let mut seen = Seen {
             plugin: None,
+            sha256: None,
             phase: None,
             warmup: (0, 0),
             warmup_counters: None,
@@ -107,7 +102,10 @@ impl<'a> Seen<'a> {
         };
         for message in messages {
             match message {
-                Message::Plugin { info } => seen.plugin = Some(info),
+                Message::Plugin { info, sha256 } => {
+                    seen.plugin = Some(info);
+                    seen.sha256 = sha256.as_deref();
+                }
                 Message::Phase { phase } => seen.phase = Some(*phase),
                 Message::Warmup { iterations, ns, counters } => {
                     seen.warmup = (*iterations, *ns);

@@ -27,6 +27,7 @@ fn plugin() -> Message {
             build,
             rigs: vec![],
         },
+        sha256: Some("ab".repeat(32)),
     }
 }
 

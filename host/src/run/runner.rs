@@ -21,10 +21,6 @@ use benchhost_record::{Kind, Record, RunInfo};
 pub trait Executor {
     /// Runs `cell` with `scratch` as its scratch directory and `log` as its log file.
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
-    /// SHA-256 of the library that runs `cell`, when known.
-    fn sha256(&self, _cell: &Cell) -> Option<String> {
-        None
-    }
 }
 
 /// The real executor: `benchhost __child` per cell.
@@ -45,6 +41,7 @@ impl Executor for ChildExecutor<'_> {
         let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
         let task = Task::Cell(CellTask {
             plugin_path: plugin.path.clone(),
+            pin: plugin.pin.clone(),
             rig: cell.rig.clone(),
             params: cell.params.clone(),
             plan: cell.plan,
@@ -52,11 +49,6 @@ impl Executor for ChildExecutor<'_> {
             quick: self.quick,
         });
         run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
-    }
-
-    fn sha256(&self, cell: &Cell) -> Option<String> {
-        let loader = if cell.against { self.against? } else { self.loader };
-        loader.rig(&cell.rig)?.0.sha256().map(str::to_owned)
     }
 }
 
@@ -68,70 +60,98 @@ pub struct Ran {
     pub rounds: Vec<Vec<Record>>,
 }
 
-/// Runs `cells` for `rounds` rounds (every cell once per round, the order reversed every other round: A B, B A,
-/// A B ...), appending each cell's record to `sink` when its last round ends. A cell that failed is not run
+/// A scratch directory of the run's own, made with a random name and mode 0700 (never a predictable path in a
+/// shared `/tmp` that another user could have planted a symlink at). Cells' scratch directories and logs live
+/// in it; it is removed when the run ends, unless it holds the logs that failure records point at.
+pub struct WorkDir(PathBuf);
+
+impl WorkDir {
+    /// A new directory `$TMPDIR/benchhost-{label}-XXXXXX`.
+    pub fn new(label: &str) -> Result<WorkDir> {
+        let dir = tempfile::Builder::new().prefix(&format!("benchhost-{label}-")).tempdir()?;
+        Ok(WorkDir(dir.keep()))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        // Only when empty: the logs of failed cells stay for their records to point at.
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// What every cell of a run shares: where rigs are described, how a cell runs, the provenance its records
+/// carry, where its scratch files go, and how many rounds there are.
+pub struct RunContext<'a> {
+    /// The rigs' descriptors.
+    pub catalog: &'a dyn Catalog,
+    /// Runs one cell.
+    pub executor: &'a mut dyn Executor,
+    /// Provenance of the records.
+    pub run_info: &'a RunInfo,
+    /// Scratch directories and logs.
+    pub work_dir: WorkDir,
+    /// Every cell runs once per round.
+    pub rounds: u32,
+}
+
+/// Runs `cells` for `ctx.rounds` rounds (every cell once per round, the order reversed every other round: A B,
+/// B A, A B ...), appending each cell's record to `sink` when its last round ends. A cell that failed is not run
 /// again. The returned records are in cell order.
-pub fn run(
-    cells: &[Cell],
-    catalog: &dyn Catalog,
-    executor: &mut dyn Executor,
-    sink: &mut Sink,
-    run_info: &RunInfo,
-    work_dir: &Path,
-    rounds: u32,
-) -> Result<Ran> {
-    let rounds = rounds.max(1) as usize;
+pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<Ran> {
+    let rounds = ctx.rounds.max(1) as usize;
     let progress = progress_bar(cells.len() * rounds);
     let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
     let mut records = vec![None; cells.len()];
     let mut written = 0;
+    let interrupted = |signal, during: String, written: usize, sink: &Sink| {
+        progress.finish_and_clear();
+        let kept = format!("the {written} records written before are kept in {}", sink.path().display());
+        anyhow::Error::from(crate::proc::interrupt::Interrupted { signal, during, kept })
+    };
     for round in 0..rounds {
         for i in round_order(cells.len(), round) {
             let (cell, done) = (&cells[i], &mut per_cell[i]);
-            let failed = done.last().is_some_and(|r| r.kind == Kind::Failure);
-            if !failed {
-                let label =
-                    if rounds > 1 { format!("{} (round {}/{rounds})", label(cell), round + 1) } else { label(cell) };
-                let name = if rounds > 1 {
-                    format!("cell-{:03}-r{round}", cell.index)
-                } else {
-                    format!("cell-{:03}", cell.index)
-                };
-                let stop = |signal, during: String| {
-                    progress.finish_and_clear();
-                    let _ = std::fs::remove_dir(work_dir);
-                    let kept = format!("the {written} records written before are kept in {}", sink.path().display());
-                    anyhow::Error::from(crate::proc::interrupt::Interrupted { signal, during, kept })
+            if !done.last().is_some_and(|r| r.kind == Kind::Failure) {
+                let label = match rounds {
+                    1 => cell.label(),
+                    _ => format!("{} (round {}/{rounds})", cell.label(), round + 1),
                 };
                 if let Some(signal) = crate::proc::interrupt::received() {
-                    return Err(stop(signal, format!("the run, before cell {} ({label})", cell.index)));
+                    let during = format!("the run, before cell {} ({label})", cell.index);
+                    return Err(interrupted(signal, during, written, sink));
                 }
-                let record = run_cell(cell, catalog, executor, run_info, work_dir, &name, &label, &progress);
+                let record = run_cell(cell, ctx, round, &label, &progress);
                 // A signal during the cell: the child is dead and its files are gone; its record would be half a
                 // measurement, so none is written.
                 if let Some(signal) = crate::proc::interrupt::received() {
-                    return Err(stop(signal, format!("cell {} ({label})", cell.index)));
+                    return Err(interrupted(signal, format!("cell {} ({label})", cell.index), written, sink));
                 }
                 crate::run::output::note(&cell_note(&record, &label));
                 done.push(record);
             }
             progress.inc(1);
-            if round + 1 == rounds {
-                let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
-                // The other build's numbers only serve the paired verdicts; its failures are reported.
-                if !cell.against || record.kind == Kind::Failure {
-                    sink.keep(&record).map_err(|e| {
-                        progress.finish_and_clear();
-                        e.context(format!("cell {} ({})", cell.index, label(cell)))
-                    })?;
-                    written += 1;
-                }
-                records[i] = Some(record);
+            if round + 1 < rounds {
+                continue;
             }
+            let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
+            // The other build's numbers only serve the paired verdicts; its failures are reported.
+            if !cell.against || record.kind == Kind::Failure {
+                sink.keep(&record).map_err(|e| {
+                    progress.finish_and_clear();
+                    e.context(format!("cell {} ({})", cell.index, cell.label()))
+                })?;
+                written += 1;
+            }
+            records[i] = Some(record);
         }
     }
     progress.finish_and_clear();
-    let _ = std::fs::remove_dir(work_dir);
     let records = records.into_iter().map(|r| r.expect("every cell ends in the last round")).collect();
     Ok(Ran { records, rounds: per_cell })
 }
@@ -145,24 +165,18 @@ pub fn round_order(cells: usize, round: usize) -> Vec<usize> {
     if round.is_multiple_of(2) { (0..cells).collect() } else { (0..cells).rev().collect() }
 }
 
-/// One child for one cell; its record.
-#[allow(clippy::too_many_arguments)]
-fn run_cell(
-    cell: &Cell,
-    catalog: &dyn Catalog,
-    executor: &mut dyn Executor,
-    run_info: &RunInfo,
-    work_dir: &Path,
-    name: &str,
-    label: &str,
-    progress: &ProgressBar,
-) -> Record {
-    let descriptor = catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
+/// One child for one cell (in `round`); its record.
+fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, progress: &ProgressBar) -> Record {
+    let descriptor = ctx.catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
     progress.set_message(label.to_string());
-    let scratch = work_dir.join(name);
-    let log = work_dir.join(format!("{name}.log"));
-    let child = match std::fs::create_dir_all(&scratch) {
-        Ok(()) => executor.execute(cell, &scratch, &log, &mut |m| {
+    let name = match ctx.rounds {
+        0 | 1 => format!("cell-{:03}", cell.index),
+        _ => format!("cell-{:03}-r{round}", cell.index),
+    };
+    let scratch = ctx.work_dir.path().join(&name);
+    let log = ctx.work_dir.path().join(format!("{name}.log"));
+    let child = match std::fs::create_dir(&scratch) {
+        Ok(()) => ctx.executor.execute(cell, &scratch, &log, &mut |m| {
             if let Message::Phase { phase } = m {
                 progress.set_message(format!("{label} — {}", phase_word(*phase)));
             }
@@ -176,11 +190,7 @@ fn run_cell(
     if !keep_log {
         let _ = std::fs::remove_file(&log);
     }
-    let mut record = evaluate(cell, descriptor, &child, run_info, keep_log.then(|| log.display().to_string()));
-    if let Some(plugin) = record.plugin.as_mut() {
-        plugin.sha256 = executor.sha256(cell);
-    }
-    record
+    evaluate(cell, descriptor, &child, ctx.run_info, keep_log.then(|| log.display().to_string()))
 }
 
 /// `-v`: one line on a cell that ended.
@@ -193,13 +203,6 @@ fn cell_note(record: &Record, label: &str) -> String {
         }
         None => format!("{label}: measured in {wall} ms"),
     }
-}
-
-/// `rig k=v k=v`, for progress and tables.
-pub fn label(cell: &Cell) -> String {
-    let params: Vec<String> =
-        cell.shown_params().iter().map(|(k, v)| format!("{k}={}", crate::report::plain(v))).collect();
-    format!("{} {}", cell.rig, params.join(" "))
 }
 
 fn phase_word(phase: Phase) -> &'static str {
