@@ -3,7 +3,7 @@
 
 mod support;
 
-use benchhost_record::Kind;
+use benchhost_record::{Cause, Kind, Phase};
 use support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = r#"
@@ -62,7 +62,7 @@ fn panic_segfault_and_hang_each_fail_alone() {
     let records = run_between_healthy(&sandbox, &["panics", "segfaults", "hangs"], &extra);
 
     let panic = records[1].failure.as_ref().unwrap();
-    assert_eq!((panic.cause.as_str(), panic.phase.as_deref()), ("panic", Some("measure")));
+    assert_eq!((panic.cause, panic.phase), (Cause::Panic, Some(Phase::Measure)));
     assert_eq!(panic.message, "fixture panic at Measure");
 
     let segv = records[3].failure.as_ref().unwrap();
@@ -96,10 +96,10 @@ fn a_panic_in_setup_or_in_teardown_is_named_with_its_phase() {
     assert_eq!(kinds, [Kind::Measurement, Kind::Failure, Kind::Failure, Kind::Measurement]);
     let phase = |i: usize| {
         let f = records[i].failure.as_ref().unwrap();
-        (f.cause.clone(), f.phase.clone())
+        (f.cause, f.phase)
     };
-    assert_eq!(phase(1), ("panic".to_string(), Some("setup".to_string())));
-    assert_eq!(phase(2), ("panic".to_string(), Some("teardown".to_string())));
+    assert_eq!(phase(1), (Cause::Panic, Some(Phase::Setup)));
+    assert_eq!(phase(2), (Cause::Panic, Some(Phase::Teardown)));
     // A panic in teardown comes after the samples: they are kept with the failure.
     assert!(!records[2].failure.as_ref().unwrap().salvaged.is_empty());
 }

@@ -79,15 +79,7 @@ fn saved(dir: &Path) -> Vec<String> {
 /// Records of a results file, or of the baseline of that name (looked up next to `out`). A side with no
 /// readable record is an error: comparing against nothing would call every series `added` and pass a gate.
 pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
-    let path = locate(file_or_name, out)?;
-    let stream = reader::read(&path)?;
-    for problem in &stream.problems {
-        eprintln!("warning: {problem}");
-    }
-    if stream.records.is_empty() {
-        bail!("{} holds no readable record ({} lines skipped)", path.display(), stream.problems.len());
-    }
-    Ok(stream.records.into_iter().map(|(_, r)| r).collect())
+    reader::records(&locate(file_or_name, out)?)
 }
 
 #[cfg(test)]

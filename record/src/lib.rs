@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod closed;
 mod record;
 mod summary;
 mod verdict;
@@ -22,6 +23,7 @@ pub mod reader;
 pub mod sink;
 pub mod verify;
 
+pub use closed::*;
 pub use record::*;
 pub use summary::*;
 pub use verdict::*;

@@ -25,6 +25,20 @@ pub fn read(path: &Path) -> Result<Stream> {
     parse(path, &bytes)
 }
 
+/// The records of the stream at `path`, for a tool that reads them to act on them: each skipped line is
+/// reported on stderr (`warning: FILE:LINE: ...`), and a stream without one readable record is an error, since
+/// a report of garbage must not look like a report of nothing, nor a corrupt baseline like an empty one.
+pub fn records(path: &Path) -> Result<Vec<Record>> {
+    let stream = read(path)?;
+    for problem in &stream.problems {
+        eprintln!("warning: {problem}");
+    }
+    if stream.records.is_empty() {
+        bail!("{} holds no readable record ({} lines skipped)", path.display(), stream.problems.len());
+    }
+    Ok(stream.records.into_iter().map(|(_, r)| r).collect())
+}
+
 /// Parses the bytes of a stream; `path` names it in messages.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
     let name = path.display();

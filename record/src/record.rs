@@ -33,7 +33,7 @@ pub struct Record {
     pub note: Option<String>,
     /// The plugin that ran the cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugin: Option<PluginRef>,
+    pub plugin: Option<PluginBuild>,
     /// How the cell was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<CellInfo>,
@@ -114,7 +114,7 @@ pub struct MetricValue {
 
 /// The plugin build that produced a record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PluginRef {
+pub struct PluginBuild {
     /// Package name.
     pub name: String,
     /// Package version.
@@ -148,7 +148,7 @@ pub struct CellInfo {
     pub sampling: Option<crate::Sampling>,
     /// Why sampling ended: `samples` (the planned count), `target` (the CI target was met) or `budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<String>,
+    pub stop: Option<crate::Stop>,
     /// The CI target sampled for, as a fraction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ci: Option<f64>,
@@ -190,10 +190,10 @@ pub struct Check {
 pub struct Failure {
     /// `rig_error`, `verification`, `panic`, `invariant`, `signal`, `exit`, `deadline`, `protocol`, `spawn`,
     /// `out_of_memory`, `stack_overflow`, `metrics`, `escaped` (a process left the cell's group and outlived it).
-    pub cause: String,
+    pub cause: crate::Cause,
     /// The phase the cell was in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<crate::Phase>,
     /// One line for people.
     pub message: String,
     /// Signal name, for `signal`.

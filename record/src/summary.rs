@@ -50,3 +50,16 @@ pub struct Summary {
     #[serde(default)]
     pub outliers: Outliers,
 }
+
+impl std::str::FromStr for Sampling {
+    type Err = String;
+
+    /// `flat` or `linear`, as records, `rigs.toml` and `--sampling` spell it.
+    fn from_str(text: &str) -> Result<Sampling, String> {
+        match text {
+            "flat" => Ok(Sampling::Flat),
+            "linear" => Ok(Sampling::Linear),
+            _ => Err(format!("`{text}` is not flat or linear")),
+        }
+    }
+}

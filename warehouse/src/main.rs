@@ -51,11 +51,7 @@ enum Command {
 fn read(files: &[PathBuf]) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     for file in files {
-        let stream = benchhost_record::reader::read(file)?;
-        for problem in &stream.problems {
-            eprintln!("note: {problem}");
-        }
-        records.extend(stream.records.into_iter().map(|(_, r)| r));
+        records.extend(benchhost_record::reader::records(file)?);
     }
     Ok(records)
 }

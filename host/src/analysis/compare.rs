@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::stats::Z_95;
 use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
 
 /// The test named in every verdict.
@@ -73,9 +74,9 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
 /// (log-normal delta method); a side without a CI counts as exact.
 pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
     let ratio = new.value / old.value;
-    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / 1.96);
+    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / Z_95);
     let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
-    (ratio, [ratio * (-1.96 * se).exp(), ratio * (1.96 * se).exp()])
+    (ratio, [ratio * (-Z_95 * se).exp(), ratio * (Z_95 * se).exp()])
 }
 
 fn judge(

@@ -2,9 +2,10 @@
 //! speed hits all arms alike. This module combines a cell's rounds into one record, and compares the arms of a
 //! rig round by round (paired). Pure.
 //!
-//! Why rounds: run-to-run variance dwarfs the variance inside one process (facts.md: Criterion's in-process
-//! CI was 0.2-0.7% wide while its estimate moved 1.2-2.4% between runs), so intervals drawn across separate
-//! processes are the honest ones.
+//! Why rounds: run-to-run variance dwarfs the variance inside one process (measured on the project's 2-core VM
+//! before it started: Criterion 0.8's in-process CI was 0.2-0.7% wide while its estimate moved 1.2-2.4% between
+//! runs, and 39 of 80 of its A/A comparisons alarmed), so intervals drawn across separate processes are the
+//! honest ones.
 
 use std::collections::BTreeMap;
 

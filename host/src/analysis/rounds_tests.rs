@@ -40,7 +40,7 @@ fn one_failed_round_fails_the_cell_and_names_the_round() {
     let mut bad = round("a", 0.0, false);
     bad.kind = Kind::Failure;
     bad.failure = Some(Failure {
-        cause: "signal".into(),
+        cause: benchhost_record::Cause::Signal,
         phase: None,
         message: "killed by SIGSEGV".into(),
         signal: None,

@@ -6,6 +6,7 @@ use benchhost_plugin_api::{Observation, RigError};
 use crate::plan::settings::{MIN_TARGET_SAMPLES, Plan};
 use crate::proc::protocol::{Message, Phase};
 use crate::stats::{self, Sampling};
+use benchhost_record::Stop;
 
 /// The rig as the sampler sees it.
 pub trait Measure {
@@ -59,15 +60,15 @@ pub fn iterations(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Messa
         spent = spent.saturating_add(ns);
         match plan.target_ci {
             Some(target) if taken.len() >= MIN_TARGET_SAMPLES && precision(&taken, plan.sampling) <= target => {
-                break "target";
+                break Stop::Target;
             }
-            Some(_) if spent >= plan.budget_ns => break "budget",
+            Some(_) if spent >= plan.budget_ns => break Stop::Budget,
             Some(_) => {}
-            None if taken.len() as u64 >= samples => break "samples",
+            None if taken.len() as u64 >= samples => break Stop::Samples,
             None => {}
         }
     };
-    emit(Message::Stopped { reason: reason.into() });
+    emit(Message::Stopped { reason });
     Ok(())
 }
 
@@ -202,7 +203,7 @@ mod tests {
         iterations(&mut rig, &linear, &mut |m| out.push(m)).unwrap();
         // flat would be 5 x 1000; linear spreads the same 5000 as d, 2d, ..., 5d with d = ceil(5000 / 15).
         assert_eq!(sizes(&out), [334, 668, 1002, 1336, 1670]);
-        assert!(out.contains(&Message::Stopped { reason: "samples".into() }));
+        assert!(out.contains(&Message::Stopped { reason: Stop::Samples }));
     }
 
     #[test]
@@ -212,12 +213,12 @@ mod tests {
         let targeted = Plan { target_ci: Some(0.01), budget_ns: 10_000_000, ..plan() };
         iterations(&mut rig, &targeted, &mut |m| out.push(m)).unwrap();
         assert_eq!(sizes(&out).len(), MIN_TARGET_SAMPLES);
-        assert!(out.contains(&Message::Stopped { reason: "target".into() }));
+        assert!(out.contains(&Message::Stopped { reason: Stop::Target }));
         // A target no sample set can reach: the budget (10 samples of 100 µs = 1 ms) ends it.
         let (mut rig, mut out) = (Noisy(0), vec![]);
         let hopeless = Plan { target_ci: Some(1e-9), budget_ns: 1_000_000, ..plan() };
         iterations(&mut rig, &hopeless, &mut |m| out.push(m)).unwrap();
-        assert!(out.contains(&Message::Stopped { reason: "budget".into() }));
+        assert!(out.contains(&Message::Stopped { reason: Stop::Budget }));
         assert!((10..=12).contains(&sizes(&out).len()), "{}", sizes(&out).len());
     }
 

@@ -80,11 +80,7 @@ fn parse_filter(text: &str) -> Result<regex::Regex, String> {
 }
 
 fn parse_sampling(text: &str) -> Result<Sampling, String> {
-    match text {
-        "flat" => Ok(Sampling::Flat),
-        "linear" => Ok(Sampling::Linear),
-        _ => Err(format!("`{text}` is not flat or linear")),
-    }
+    text.parse()
 }
 
 #[derive(Debug, Args)]
@@ -208,14 +204,32 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) warehouse: Option<PathBuf>,
     /// md, csv, json, gab, bmf or html.
-    #[arg(long, value_name = "FORMAT", value_parser = ["md", "csv", "json", "gab", "bmf", "html"])]
-    pub(crate) format: String,
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) format: Format,
     /// Write to FILE (gab: a directory, for its two files) instead of stdout.
     #[arg(long, value_name = "PATH")]
     pub(crate) out: Option<PathBuf>,
     /// Noise threshold of the md report's "vs previous run".
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
     pub(crate) threshold: f64,
+}
+
+/// The formats of `benchhost report` (plain comments on the variants: doc comments would turn `--help`'s
+/// one-line list of possible values into a long one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    // Markdown, `Benchmark | Estimate | vs previous run` per rig.
+    Md,
+    // CSV, one row per record and metric.
+    Csv,
+    // Every record, as one JSON array.
+    Json,
+    // github-action-benchmark's custom JSON, one file per direction.
+    Gab,
+    // Bencher Metric Format.
+    Bmf,
+    // One self-contained HTML page.
+    Html,
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {

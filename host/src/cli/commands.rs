@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::args::{CalibrateArgs, MatrixArgs, PluginDirs, ReportArgs};
+use crate::cli::args::{CalibrateArgs, Format, MatrixArgs, PluginDirs, ReportArgs};
 use crate::plan::config::Config;
 use crate::plan::matrix::{self, Overrides};
 use crate::plugin::loader::{Loader, Trust};
@@ -143,14 +143,7 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
 fn read_all(files: &[PathBuf]) -> Result<Vec<benchhost_record::Record>> {
     let mut records = Vec::new();
     for file in files {
-        let stream = reader::read(file)?;
-        for problem in &stream.problems {
-            eprintln!("warning: {problem}");
-        }
-        if stream.records.is_empty() {
-            bail!("{} holds no readable record ({} lines skipped)", file.display(), stream.problems.len());
-        }
-        records.extend(stream.records.into_iter().map(|(_, r)| r));
+        records.extend(reader::records(file)?);
     }
     Ok(records)
 }
@@ -185,24 +178,24 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     }
     let write =
         |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
-    if matches!(args.format.as_str(), "bmf" | "gab") {
+    if matches!(args.format, Format::Bmf | Format::Gab) {
         let failed = export::failed_series(&records);
         if !failed.is_empty() {
             eprintln!(
                 "warning: {} series failed in their newest run and are left out ({} has no place for a failure): {}",
                 failed.len(),
-                args.format,
+                if args.format == Format::Bmf { "bmf" } else { "gab" },
                 failed.join(", ")
             );
         }
     }
-    let text = match args.format.as_str() {
-        "md" => export::markdown(&records, args.threshold),
-        "csv" => export::csv(&records),
-        "json" => export::json(&records),
-        "bmf" => export::bmf(&records),
-        "html" => crate::report::html::page(&records),
-        _ => {
+    let text = match args.format {
+        Format::Md => export::markdown(&records, args.threshold),
+        Format::Csv => export::csv(&records),
+        Format::Json => export::json(&records),
+        Format::Bmf => export::bmf(&records),
+        Format::Html => crate::report::html::page(&records),
+        Format::Gab => {
             let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             let (smaller, bigger) = export::gab(&records);

@@ -172,7 +172,9 @@ fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> R
 /// `cell.stop = budget`, and the screen must say it too.
 fn warn_missed_targets(records: &[Record]) {
     for record in records {
-        let Some(cell) = record.cell.as_ref().filter(|c| c.stop.as_deref() == Some("budget")) else { continue };
+        let Some(cell) = record.cell.as_ref().filter(|c| c.stop == Some(benchhost_record::Stop::Budget)) else {
+            continue;
+        };
         let reached = record
             .metrics
             .values()

@@ -116,9 +116,9 @@ const DEFAULT_MAX_CELLS: u64 = 10_000;
 
 /// Expands the selected rigs of `config` into cells.
 pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> Result<Vec<Cell>, ConfigError> {
-    let sets = parse_sets(&overrides.sets, config)?;
+    let sets = parse_sets(&overrides.sets)?;
     let selected = select(config, catalog, overrides)?;
-    check_sets_apply(&sets, &selected, config)?;
+    check_sets_apply(&sets, &selected)?;
     let max_cells = max_cells(config, overrides)?;
     let mut cells = Vec::new();
     for (rig, entry, descriptor) in selected {
@@ -383,7 +383,7 @@ fn fmt_bound(x: f64) -> String {
     if x.is_infinite() { "∞".into() } else { x.to_string() }
 }
 
-fn parse_sets(sets: &[(String, String)], _config: &Config) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+fn parse_sets(sets: &[(String, String)]) -> Result<Vec<(String, toml::Value)>, ConfigError> {
     sets.iter()
         .map(|(key, text)| {
             // `--set rows=10000` is an integer and `--set compression=lz4` a string: parse as TOML, else text.
@@ -406,11 +406,7 @@ fn looks_like_integer(text: &str) -> bool {
     !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
-fn check_sets_apply(
-    sets: &[(String, toml::Value)],
-    selected: &Selected<'_>,
-    _config: &Config,
-) -> Result<(), ConfigError> {
+fn check_sets_apply(sets: &[(String, toml::Value)], selected: &Selected<'_>) -> Result<(), ConfigError> {
     for (key, _) in sets {
         if !selected.iter().any(|(_, _, d)| d.params.iter().any(|p| p.answers_to(key))) {
             let names = selected.iter().flat_map(|(_, _, d)| d.params.iter().map(|p| p.name.clone())).collect();

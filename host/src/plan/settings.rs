@@ -51,9 +51,10 @@ pub fn resolve(
     let mut deadline = positive(&e.deadline, &d.deadline, Duration::from_secs(600))?;
     let resamples = count(&e.resamples, &d.resamples, DEFAULT_RESAMPLES)?;
     let sampling = match e.sampling.as_ref().or(d.sampling.as_ref()) {
-        Some(s) if s.get_ref() == "flat" => Sampling::Flat,
-        Some(s) if s.get_ref() == "linear" => Sampling::Linear,
-        Some(s) => return Err(at(s, format!("`sampling = \"{}\"` is not `flat` or `linear`", s.get_ref()))),
+        Some(s) => s
+            .get_ref()
+            .parse::<Sampling>()
+            .map_err(|_| at(s, format!("`sampling = \"{}\"` is not `flat` or `linear`", s.get_ref())))?,
         None => Sampling::Flat,
     };
     let target_ci = match e.target_ci.as_ref().or(d.target_ci.as_ref()) {

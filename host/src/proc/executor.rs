@@ -246,7 +246,12 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Event>) {
 /// What a dying Rust runtime writes before it aborts. Failures are named from it, and a backtrace
 /// (`RUST_BACKTRACE`) printed after it can scroll it out of the last lines, so it is looked for in the whole
 /// kept tail (16 KiB: a backtrace is a few KiB).
-const FATAL_REPORTS: [&str; 2] = ["memory allocation of", "has overflowed its stack"];
+const FATAL_REPORTS: [&str; 2] = [OUT_OF_MEMORY_REPORT, STACK_OVERFLOW_REPORT];
+
+/// How Rust's runtime begins its report of a failed allocation (then it aborts).
+pub const OUT_OF_MEMORY_REPORT: &str = "memory allocation of";
+/// What Rust's guard-page handler says of a stack overflow (then it aborts).
+pub const STACK_OVERFLOW_REPORT: &str = "has overflowed its stack";
 
 /// Copies the child's stderr to `log` (capped) and returns its last lines, led by the runtime's fatal report
 /// if one scrolled out of them.
@@ -274,7 +279,9 @@ fn capture_stderr(mut stderr: impl Read, log: Option<PathBuf>) -> Vec<String> {
 }
 
 /// What a cell log says where it was cut.
-const TRUNCATED: &[u8] = b"\n[benchhost: log truncated at 8 MiB]\n";
+fn truncated_marker() -> String {
+    format!("\n[benchhost: log truncated at {} MiB]\n", LOG_CAP >> 20)
+}
 
 /// A log that keeps the first [`LOG_CAP`] bytes and then says, once, that it was cut.
 struct CappedLog<W: Write> {
@@ -296,7 +303,7 @@ impl<W: Write> CappedLog<W> {
         self.written += kept as u64;
         // The marker goes in whenever bytes are dropped, also when the log was full to the byte before.
         if kept < bytes.len() {
-            let _ = out.write_all(TRUNCATED);
+            let _ = out.write_all(truncated_marker().as_bytes());
             self.truncated = true;
         }
     }
@@ -384,7 +391,7 @@ mod tests {
         log.write(b"one more line\n");
         log.write(b"and another\n");
         let text = log.out.unwrap();
-        assert_eq!(&text[LOG_CAP as usize..], TRUNCATED, "the marker, once, after the cap");
+        assert_eq!(&text[LOG_CAP as usize..], truncated_marker().as_bytes(), "the marker, once, after the cap");
     }
 
     #[test]
@@ -393,6 +400,6 @@ mod tests {
         log.write(&vec![b'y'; LOG_CAP as usize - 3]);
         log.write(b"abcdef");
         let text = log.out.unwrap();
-        assert!(text.ends_with(&[b"abc".as_slice(), TRUNCATED].concat()));
+        assert!(text.ends_with(&[b"abc".as_slice(), truncated_marker().as_bytes()].concat()));
     }
 }

@@ -58,21 +58,7 @@ pub struct CellTask {
     pub quick: bool,
 }
 
-/// Phases of a cell, named in errors and failures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Loading the library.
-    Load,
-    /// `setup`.
-    Setup,
-    /// Warm-up.
-    Warmup,
-    /// Samples or repetitions.
-    Measure,
-    /// `teardown`.
-    Teardown,
-}
+pub(crate) use benchhost_record::Phase;
 
 /// A line from the child.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +103,7 @@ pub enum Message {
     /// Sampling ended, and why: `samples` (the planned count), `target` (the CI target was met) or `budget`.
     Stopped {
         /// Why.
-        reason: String,
+        reason: benchhost_record::Stop,
     },
     /// Minor page faults the child took while warming up and sampling.
     PageFaults {

@@ -8,10 +8,10 @@ use benchhost_plugin_api::{Descriptor, ErrorKind, Source, Style, Unit, check_inv
 
 use crate::plan::matrix::Cell;
 use crate::plan::settings::Plan;
-use crate::proc::executor::{ChildRun, End, signal_name};
+use crate::proc::executor::{ChildRun, End, OUT_OF_MEMORY_REPORT, STACK_OVERFLOW_REPORT, signal_name};
 use crate::proc::protocol::{Message, Phase};
 use crate::stats;
-use benchhost_record::{CellInfo, Check, Failure, Kind, MetricValue, PluginRef, Record, RunInfo};
+use benchhost_record::{Cause, CellInfo, Check, Failure, Kind, MetricValue, PluginBuild, Record, RunInfo, Stop};
 
 /// Builds the record of one cell.
 pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &RunInfo, log: Option<String>) -> Record {
@@ -19,7 +19,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
     let run = RunInfo { rustc: seen.plugin.map(|p| p.build.rustc.clone()), ..run.clone() };
     let mut record = Record {
         note: seen.note.map(str::to_owned),
-        plugin: seen.plugin.map(|p| PluginRef {
+        plugin: seen.plugin.map(|p| PluginBuild {
             name: p.name.clone(),
             version: p.version.clone(),
             api: p.api_version.clone(),
@@ -41,14 +41,14 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         }
         // A process that left the cell's group ran on beside the measurement, and after it until killed: the
         // rig broke the contract (stop what you start in teardown), and its numbers may be another's.
-        None if !child.escaped.is_empty() => Some(failure_of("escaped", None, escape_note(&child.escaped))),
+        None if !child.escaped.is_empty() => Some(failure_of(Cause::Escaped, None, escape_note(&child.escaped))),
         None => {
             record.checks = checks(descriptor, &seen);
             match record.checks.iter().find(|c| !c.ok) {
-                Some(broken) => Some(failure_of("invariant", None, broken.detail.clone().unwrap_or_default())),
-                None => {
-                    metrics(descriptor, &cell.plan, &seen, &mut record).err().map(|m| failure_of("metrics", None, m))
-                }
+                Some(broken) => Some(failure_of(Cause::Invariant, None, broken.detail.clone().unwrap_or_default())),
+                None => metrics(descriptor, &cell.plan, &seen, &mut record)
+                    .err()
+                    .map(|m| failure_of(Cause::Metrics, None, m)),
             }
         }
     };
@@ -78,7 +78,7 @@ struct Seen<'a> {
     outcome: Option<&'a BTreeMap<String, u64>>,
     error: Option<(Phase, ErrorKind, &'a str)>,
     note: Option<&'a str>,
-    stop: Option<&'a str>,
+    stop: Option<Stop>,
     page_faults: Option<u64>,
     done: bool,
 }
@@ -126,79 +126,74 @@ impl<'a> Seen<'a> {
                 }
                 Message::Error { phase, kind, message } => seen.error = Some((*phase, *kind, message)),
                 Message::Done => seen.done = true,
-                Message::Stopped { reason } => seen.stop = Some(reason),
+                Message::Stopped { reason } => seen.stop = Some(*reason),
                 Message::PageFaults { minor } => seen.page_faults = Some(*minor),
                 Message::Hello { .. } | Message::Rejected { .. } => {}
             }
         }
         seen
     }
-
-    fn phase_name(&self) -> Option<String> {
-        self.phase.map(|p| serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
-    }
 }
 
 fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> Option<Failure> {
-    let phase = seen.phase_name();
+    let phase = seen.phase;
     if let Some((phase, kind, message)) = seen.error {
-        let phase = serde_json::to_value(phase).ok().and_then(|v| v.as_str().map(str::to_owned));
         let cause = match kind {
-            ErrorKind::Panic => "panic",
-            ErrorKind::Verification => "verification",
-            _ => "rig_error",
+            ErrorKind::Panic => Cause::Panic,
+            ErrorKind::Verification => Cause::Verification,
+            _ => Cause::RigError,
         };
-        return Some(failure_of(cause, phase, message.to_string()));
+        return Some(failure_of(cause, Some(phase), message.to_string()));
     }
-    let where_ = phase.as_deref().map(|p| format!(" during {p}")).unwrap_or_default();
+    let where_ = phase.map(|p| format!(" during {}", p.as_str())).unwrap_or_default();
     match &child.end {
         End::Deadline => Some(failure_of(
-            "deadline",
-            phase.clone(),
+            Cause::Deadline,
+            phase,
             format!("deadline of the cell exceeded{where_}; the child was killed"),
         )),
-        End::Violation(why) => Some(failure_of("protocol", phase.clone(), format!("protocol violation: {why}"))),
-        End::SpawnFailed(why) => Some(failure_of("spawn", None, why.clone())),
+        End::Violation(why) => Some(failure_of(Cause::Protocol, phase, format!("protocol violation: {why}"))),
+        End::SpawnFailed(why) => Some(failure_of(Cause::Spawn, None, why.clone())),
         End::Interrupted(signal) => Some(failure_of(
-            "interrupted",
-            phase.clone(),
+            Cause::Interrupted,
+            phase,
             format!("benchhost was interrupted by {}{where_}", signal_name(*signal)),
         )),
         // Rust reports a failed allocation on stderr, then aborts; under a memory_limit that is the limit.
-        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("memory allocation of")) => {
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains(OUT_OF_MEMORY_REPORT)) => {
             let limit = memory_limit.map(|b| format!(": the memory_limit of {} MiB was reached", b >> 20));
             let message = format!(
                 "out of memory{where_}{} (the child aborted: {})",
                 limit.unwrap_or_default(),
                 signal_name(*signal)
             );
-            let mut f = failure_of("out_of_memory", phase.clone(), message);
+            let mut f = failure_of(Cause::OutOfMemory, phase, message);
             f.signal = Some(signal_name(*signal));
             Some(f)
         }
         // Rust's guard-page handler reports a stack overflow on stderr, then aborts: name it, not just SIGABRT.
-        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains("has overflowed its stack")) => {
+        End::Signaled(signal) if child.stderr_tail.iter().any(|l| l.contains(STACK_OVERFLOW_REPORT)) => {
             let message = format!("stack overflow{where_} (the child aborted: {})", signal_name(*signal));
-            let mut f = failure_of("stack_overflow", phase.clone(), message);
+            let mut f = failure_of(Cause::StackOverflow, phase, message);
             f.signal = Some(signal_name(*signal));
             Some(f)
         }
         End::Signaled(signal) => {
-            let mut f = failure_of("signal", phase.clone(), format!("killed by {}{where_}", signal_name(*signal)));
+            let mut f = failure_of(Cause::Signal, phase, format!("killed by {}{where_}", signal_name(*signal)));
             f.signal = Some(signal_name(*signal));
             Some(f)
         }
         End::Exited(code) if *code != 0 => {
-            let mut f = failure_of("exit", phase.clone(), format!("the child exited with code {code}{where_}"));
+            let mut f = failure_of(Cause::Exit, phase, format!("the child exited with code {code}{where_}"));
             f.exit_code = Some(*code);
             Some(f)
         }
         // A clean exit code is not success: the child must have said `done` after an outcome.
         End::Exited(_) if !seen.done => {
-            Some(failure_of("protocol", phase, format!("the child exited{where_} without finishing the cell")))
+            Some(failure_of(Cause::Protocol, phase, format!("the child exited{where_} without finishing the cell")))
         }
         End::Exited(_) if seen.outcome.is_none() => {
-            Some(failure_of("protocol", phase, "the child finished without a teardown outcome".into()))
+            Some(failure_of(Cause::Protocol, phase, "the child finished without a teardown outcome".into()))
         }
         End::Exited(_) => None,
     }
@@ -212,17 +207,8 @@ fn escape_note(escaped: &[String]) -> String {
     )
 }
 
-fn failure_of(cause: &str, phase: Option<String>, message: String) -> Failure {
-    Failure {
-        cause: cause.into(),
-        phase,
-        message,
-        signal: None,
-        exit_code: None,
-        stderr_tail: vec![],
-        log: None,
-        salvaged: vec![],
-    }
+fn failure_of(cause: Cause, phase: Option<Phase>, message: String) -> Failure {
+    Failure { cause, phase, message, signal: None, exit_code: None, stderr_tail: vec![], log: None, salvaged: vec![] }
 }
 
 fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
@@ -332,7 +318,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         samples,
         iterations_per_sample: seen.samples.first().map(|&(n, _)| n),
         sampling: (!seen.samples.is_empty()).then_some(cell.plan.sampling),
-        stop: seen.stop.map(str::to_owned),
+        stop: seen.stop,
         target_ci: cell.plan.target_ci.filter(|_| !seen.samples.is_empty()),
         rounds: None,
         wall_ms: child.wall.as_millis() as u64,

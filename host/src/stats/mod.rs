@@ -12,6 +12,9 @@ pub use benchhost_record::{Outliers, Sampling, Summary};
 
 use bootstrap::quantile_of_sorted;
 
+/// The standard normal's 97.5% quantile: a 95% two-sided interval is ±`Z_95` standard errors.
+pub const Z_95: f64 = 1.96;
+
 /// Summarizes `values`; `None` when there are none or one is not finite.
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
@@ -135,7 +138,7 @@ pub fn median_ci95_fast(values: &[f64]) -> Option<[f64; 2]> {
     if n < 6 {
         return Some([sorted[0], sorted[n - 1]]);
     }
-    let half_width = 1.96 * (n as f64).sqrt() / 2.0;
+    let half_width = Z_95 * (n as f64).sqrt() / 2.0;
     let lo = ((n as f64 / 2.0 - half_width).floor() as usize).min(n - 1);
     let hi = ((n as f64 / 2.0 + half_width).ceil() as usize).min(n - 1);
     Some([sorted[lo], sorted[hi]])
