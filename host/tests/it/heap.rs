@@ -1,10 +1,8 @@
 //! A cell's heap is settled before the rig runs: memory an iteration frees stays with the process, so the
 //! next iteration does not pay page faults to get it back (see `host/src/heap.rs`).
 
-mod support;
-
+use crate::support::{Sandbox, fault_plugins};
 use benchhost_record::Kind;
-use support::{Sandbox, fault_plugins};
 
 #[test]
 fn an_iteration_that_frees_what_it_allocated_does_not_fault_it_back_in() {

@@ -1,10 +1,8 @@
 //! A rig that panics, segfaults, hangs, aborts, exits or lies costs one `failure` record naming the cause,
 //! while the healthy cells around it still produce their records and the run exits non-zero.
 
-mod support;
-
+use crate::support::{Sandbox, fault_plugins};
 use benchhost_record::{Cause, Kind, Phase};
-use support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = r#"
 [defaults]
@@ -214,7 +212,7 @@ fn two_runs_appending_to_one_stream_at_once_write_only_whole_lines() {
     let extra = "[rig.healthy]\nmatrix = { after = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }\n";
     sandbox.write("rigs.toml", &format!("[defaults]\nwarmup = \"5ms\"\nmeasurement = \"20ms\"\nsamples = 3\n{extra}"));
     let spawn = || {
-        std::process::Command::new(support::bin())
+        std::process::Command::new(crate::support::bin())
             .current_dir(sandbox.path())
             .args(["run", "--plugin", "healthy", "--out", "shared.jsonl", "--plugin-dir"])
             .arg(fault_plugins())
@@ -294,7 +292,7 @@ fn ctrl_c_or_sigterm_stops_the_running_cell_with_the_run_and_keeps_what_was_writ
         let tmp = sandbox.path().join("tmp");
         std::fs::create_dir(&tmp).unwrap();
         sandbox.write("rigs.toml", SETTINGS.replace("deadline = \"3s\"", "deadline = \"60s\"").as_str());
-        let child = std::process::Command::new(support::bin())
+        let child = std::process::Command::new(crate::support::bin())
             .current_dir(sandbox.path())
             .env("TMPDIR", &tmp)
             .args(["run", "--out", "r.jsonl", "--plugin", "healthy", "--plugin", "hangs", "--plugin-dir"])

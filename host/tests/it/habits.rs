@@ -2,9 +2,7 @@
 //! command line, the change against the last run, exports in the same run, JSON output, completions, a man
 //! page, `-q`/`-v`, and an example in every `--help`.
 
-mod support;
-
-use support::{Sandbox, fault_plugins};
+use crate::support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"50ms\"\nsamples = 5\n";
 

@@ -1,11 +1,9 @@
 //! Plugin trust: a library others could have written is not loaded, and a parameter whose name marks it secret
 //! is given to the rig and to nobody else (records, tables and the plan show `<redacted>`).
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 
-use support::{Sandbox, fault_plugins};
+use crate::support::{Sandbox, fault_plugins};
 
 #[test]
 fn a_plugin_file_or_directory_others_can_write_is_refused_unless_allowed() {
@@ -163,7 +161,7 @@ fn a_library_replaced_after_it_was_checked_is_refused_pinned_and_hashed_as_run_u
         );
         let tmp = sandbox.path().join("tmp");
         std::fs::create_dir(&tmp).unwrap();
-        let mut run = std::process::Command::new(support::bin())
+        let mut run = std::process::Command::new(crate::support::bin())
             .current_dir(sandbox.path())
             .env("TMPDIR", &tmp)
             .args(["run", "--out", "r.jsonl", "--plugin-dir"])

@@ -2,12 +2,10 @@
 //! torn tail line, and the next run appends cleanly after it. 20 trials in CI; set BENCHHOST_KILL_TRIALS=1000
 //! for the full count (`cargo test -p benchhost --test kill -- --nocapture`).
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use support::{Sandbox, fault_plugins};
+use crate::support::{Sandbox, fault_plugins};
 
 #[test]
 fn sigkill_at_random_moments_never_loses_a_complete_record() {
@@ -16,7 +14,7 @@ fn sigkill_at_random_moments_never_loses_a_complete_record() {
     let cells = "[rig.healthy]\nmatrix = { after = [0, 1, 2, 3, 4, 5, 6, 7] }\n";
     sandbox.write("rigs.toml", &format!("[defaults]\nwarmup = \"2ms\"\nmeasurement = \"10ms\"\nsamples = 3\n{cells}"));
     let run = || {
-        let mut cmd = Command::new(support::bin());
+        let mut cmd = Command::new(crate::support::bin());
         cmd.current_dir(sandbox.path()).args(["run", "--plugin", "healthy", "--out", "s.jsonl", "--plugin-dir"]);
         cmd.arg(fault_plugins()).stdout(Stdio::null()).stderr(Stdio::null());
         cmd

@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
-
-use support::Sandbox;
+use crate::support::Sandbox;
 
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())

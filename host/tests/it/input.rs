@@ -1,10 +1,8 @@
 //! Bad input, as a new user typed it (issue 15): each gets a one-line error before anything runs, exit 2 (or a
 //! report that says what is wrong, exit 1), never a panic, a silent success, or a file that can no longer be read.
 
-mod support;
-
+use crate::support::{Sandbox, fault_plugins};
 use benchhost_record::Kind;
-use support::{Sandbox, fault_plugins};
 
 const SETTINGS: &str = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"50ms\"\nsamples = 5\nrepetitions = 2\n";
 

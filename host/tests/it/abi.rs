@@ -1,8 +1,6 @@
 //! Libraries that are not plugins for this host cost one line each, never a crash or a layout dump.
 
-mod support;
-
-use support::{Sandbox, Skew, fault_plugins, skewed_plugin};
+use crate::support::{Sandbox, Skew, fault_plugins, skewed_plugin};
 
 fn lines_about<'a>(text: &'a str, file: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.contains(file)).collect()

@@ -1,13 +1,11 @@
 //! A third-party author's first five minutes: `benchhost new-rig`, then `cargo test` and `cargo build --release`
 //! in the generated crate without touching it, then `benchhost run` and `benchhost check` on the library.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::Sandbox;
 use benchhost_record::Kind;
-use support::Sandbox;
 
 fn cargo(dir: &Path, args: &[&str], target: &Path) {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
@@ -49,7 +47,7 @@ fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
     assert_eq!(passed, ["pass demo_rig", "pass demo_rig_run"]);
 
     // regression: `benchhost check x.so | head -1` panicked (`println!` on a closed pipe, exit 101).
-    let mut head = Command::new(support::bin())
+    let mut head = Command::new(crate::support::bin())
         .arg("check")
         .arg(&library)
         .stdout(std::process::Stdio::piped())

@@ -1,8 +1,6 @@
 //! `benchhost verify` passes a sound stream and names every problem of a broken one, with file and line.
 
-mod support;
-
-use support::Sandbox;
+use crate::support::Sandbox;
 
 #[test]
 fn verify_names_torn_duplicate_and_unknown_unit_lines_and_fails() {

@@ -1,10 +1,8 @@
 //! The lakehouse rigs through the real child-process path, on the repository's own matrix under `--quick`:
 //! every cell a measurement whose invariants hold, with the mechanism (files, bytes, cache misses, sort) in it.
 
-mod support;
-
+use crate::support::quick_run_of_repo_matrix;
 use benchhost_record::Kind;
-use support::quick_run_of_repo_matrix;
 
 #[test]
 fn compaction_rewrites_every_seeded_table_into_one_file_with_the_same_rows() {

@@ -1,10 +1,8 @@
 //! A fleet's run: the matrix split with `--shard I/N` over "machines" sharing one `--run-id`, each slice a
 //! stream of its own, then `benchhost merge` into one stream that holds every cell once.
 
-mod support;
-
+use crate::support::{Sandbox, workspace_plugins};
 use predicates::prelude::*;
-use support::{Sandbox, workspace_plugins};
 
 const RIGS: &str = "[rig.wal]\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"], rows = [100, 200, 300] }\n";
 

@@ -1,15 +1,13 @@
 //! The kafka_topology rig through the real binary: the repository's own `rigs.toml` on the embedded mock
 //! cluster, and the same rig against a real Kafka-compatible broker (tansu) started here on loopback.
 
-mod support;
-
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{Sandbox, workspace_plugins};
 use benchhost_record::{Kind, Record};
-use support::{Sandbox, workspace_plugins};
 
 /// One Kafka run at a time (see the rig's own tests: concurrent runs on 2 cores starve each other's feeds).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -1,11 +1,9 @@
 //! Baselines and verdicts as a user meets them: `compare OLD NEW`, `run --save-baseline`, `run --baseline`,
 //! and `--fail-on` as a CI gate.
 
-mod support;
-
+use crate::support::{Sandbox, fault_plugins};
 use benchhost_record::Decision;
 use benchhost_record::Kind;
-use support::{Sandbox, fault_plugins};
 
 fn line(ts: u64, id: &str, mode: &str, rate: f64, half: f64) -> String {
     format!(

@@ -1,10 +1,8 @@
 //! The command line as a user meets it: the wal rig end to end, config errors, reading result streams.
 
-mod support;
-
+use crate::support::{Sandbox, quick_run_of_repo_matrix, workspace_plugins};
 use benchhost_record::Kind;
 use predicates::prelude::*;
-use support::{Sandbox, quick_run_of_repo_matrix, workspace_plugins};
 
 fn seed_lines() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl")).unwrap()

@@ -1,0 +1,21 @@
+//! benchhost's integration tests, one binary with a module per topic (as ripgrep's are): on 2 cores, one link
+//! instead of fifteen (see each module for its topic). They drive the `benchhost` binary as a user would; the
+//! records they read back go through `benchhost-record`.
+
+mod support;
+
+mod abi;
+mod authoring;
+mod cli;
+mod compare;
+mod faults;
+mod habits;
+mod heap;
+mod html;
+mod input;
+mod kafka;
+mod kill;
+mod lakehouse;
+mod shard;
+mod trust;
+mod verify;
