@@ -30,7 +30,7 @@ use benchhost_record::baseline;
 /// versioned JSON-lines record per cell to a results stream.
 #[derive(Debug, Parser)]
 #[command(name = "benchhost", version = version_line())]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Print less: no progress, tables or summaries (a command's own output, warnings and errors stay).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub(crate) quiet: bool,
@@ -42,7 +42,7 @@ pub struct Cli {
 }
 
 /// `0.1.0 (plugin-api 0.1.0)`: the plugin-api version this host loads plugins of, beside its own.
-pub fn version_line() -> &'static str {
+pub(crate) fn version_line() -> &'static str {
     static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     LINE.get_or_init(|| {
         format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), benchhost_plugin_api::abi::API_VERSION)

@@ -68,7 +68,11 @@ pub struct WorkDir(PathBuf);
 impl WorkDir {
     /// A new directory `$TMPDIR/benchhost-{label}-XXXXXX`.
     pub fn new(label: &str) -> Result<WorkDir> {
-        let dir = tempfile::Builder::new().prefix(&format!("benchhost-{label}-")).tempdir()?;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("benchhost-{label}-"))
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()?;
         Ok(WorkDir(dir.keep()))
     }
 
@@ -245,5 +249,19 @@ mod tests {
         }
         assert_eq!(positions, [2, 2, 2], "each cell's positions sum to the same total over a pair of rounds");
         assert!(round_order(0, 1).is_empty());
+    }
+
+    #[test]
+    fn work_dirs_are_private_unpredictable_and_kept_only_while_they_hold_logs() {
+        use std::os::unix::fs::PermissionsExt;
+        let (a, b) = (super::WorkDir::new("t").unwrap(), super::WorkDir::new("t").unwrap());
+        assert_ne!(a.path(), b.path(), "a random name: nothing at a predictable path to plant a symlink at");
+        assert_eq!(std::fs::metadata(a.path()).unwrap().permissions().mode() & 0o777, 0o700);
+        let (empty, with_log) = (a.path().to_owned(), b.path().to_owned());
+        std::fs::write(with_log.join("cell-000.log"), "a failed cell's log").unwrap();
+        drop((a, b));
+        assert!(!empty.exists(), "an empty work dir goes with the run");
+        assert!(with_log.join("cell-000.log").exists(), "a log a failure record points at stays");
+        std::fs::remove_dir_all(with_log).unwrap();
     }
 }
