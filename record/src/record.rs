@@ -164,6 +164,9 @@ pub struct CellInfo {
     /// test maps fresh memory every time (the child's heap is settled, see `heap.rs`, so that is the code's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_faults: Option<u64>,
+    /// The machine while the cell ran: CPU steal, load, frequency governor, VM, debug builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Conditions>,
     /// Processes that left the cell's process group (`setsid`) and outlived its child, as `pid N (name)`;
     /// benchhost killed them when the cell ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -171,6 +174,50 @@ pub struct CellInfo {
     /// Per metric: mean, stddev, min, max and median over the samples or repetitions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, crate::Summary>,
+}
+
+/// The conditions a cell ran in: what can make its numbers doubtful, recorded beside them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Conditions {
+    /// Share of all CPU time the hypervisor stole while the cell ran, percent (from `/proc/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_percent: Option<f64>,
+    /// The 1-minute load average when the cell ended (from `/proc/loadavg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_1m: Option<f64>,
+    /// The CPU frequency governor (`performance`, `powersave`, ...), where the machine has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    /// Whether the CPU says it runs under a hypervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<bool>,
+    /// Whether benchhost itself is a debug build.
+    #[serde(default)]
+    pub host_debug: bool,
+    /// Whether the plugin that ran is a debug build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin_debug: Option<bool>,
+}
+
+/// Steal above this share of CPU time makes a cell's numbers doubtful. Measured on the project's 2-core KVM
+/// VM: 0.4% with both cores busy in a quiet phase, 6-14% in the slow phases that read ~1.5x slower.
+pub const DOUBTFUL_STEAL_PERCENT: f64 = 5.0;
+
+impl Conditions {
+    /// Why the numbers of a cell run in these conditions are doubtful, if they are: one phrase each.
+    pub fn doubts(&self) -> Vec<String> {
+        let mut doubts = Vec::new();
+        if let Some(steal) = self.steal_percent.filter(|s| *s > DOUBTFUL_STEAL_PERCENT) {
+            doubts.push(format!("{steal:.1}% of CPU time stolen by the hypervisor"));
+        }
+        if self.plugin_debug == Some(true) {
+            doubts.push("the plugin is a debug build".to_string());
+        }
+        if self.host_debug {
+            doubts.push("benchhost is a debug build".to_string());
+        }
+        doubts
+    }
 }
 
 /// One conservation check.

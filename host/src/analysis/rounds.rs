@@ -45,6 +45,11 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
         cell.wall_ms = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.wall_ms)).sum();
         cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
         cell.page_faults = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.page_faults)).sum();
+        // The worst steal of any round: a record is as doubtful as its most-stolen round.
+        let steal = rounds.iter().filter_map(|r| r.cell.as_ref()?.conditions.as_ref()?.steal_percent).reduce(f64::max);
+        if let Some(conditions) = cell.conditions.as_mut() {
+            conditions.steal_percent = steal;
+        }
         cell.stats = stats;
     }
     combined

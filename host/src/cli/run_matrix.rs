@@ -17,7 +17,7 @@ use crate::report::{self, export};
 use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
-use benchhost_record::{Kind, Record};
+use benchhost_record::{Conditions, Kind, Record};
 use benchhost_record::{baseline, reader};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
@@ -57,6 +57,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let refs: Vec<_> = records.iter().collect();
     narrate(&format!("{}\n", report::records_table(&refs)))?;
     warn_missed_targets(&records);
+    warn_doubtful(&records);
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
@@ -166,6 +167,24 @@ fn against_loader(dir: &Path, cells: &[matrix::Cell], allow_writable: bool) -> R
         );
     }
     Ok(loader)
+}
+
+/// One line when conditions made numbers doubtful (a debug build, CPU steal past `DOUBTFUL_STEAL_PERCENT`):
+/// how many cells, and the worst of each reason.
+fn warn_doubtful(records: &[Record]) {
+    let all: Vec<&Conditions> = records.iter().filter_map(|r| r.cell.as_ref()?.conditions.as_ref()).collect();
+    let doubtful = all.iter().filter(|c| !c.doubts().is_empty()).count();
+    if doubtful == 0 {
+        return;
+    }
+    let worst = Conditions {
+        steal_percent: all.iter().filter_map(|c| c.steal_percent).reduce(f64::max),
+        host_debug: all.iter().any(|c| c.host_debug),
+        plugin_debug: Some(all.iter().any(|c| c.plugin_debug == Some(true))),
+        ..Conditions::default()
+    };
+    let (cells, why) = (records.len(), worst.doubts().join("; "));
+    eprintln!("warning: {doubtful} of {cells} cells ran in conditions that make their numbers doubtful: {why}");
 }
 
 /// One warning per record whose sampling ran out of budget before its CI95 target: the record says

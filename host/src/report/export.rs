@@ -57,7 +57,16 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
             let _ = writeln!(out, "Fixed: {}\n", cell_text(&fixed));
         }
         out.push_str("| Benchmark | Estimate | vs previous run |\n|---|---|---|\n");
-        for (runs, name) in series.iter().zip(names) {
+        let doubtful: Vec<String> = series
+            .iter()
+            .zip(&names)
+            .filter_map(|(runs, name)| {
+                let doubts = runs[runs.len() - 1].cell.as_ref()?.conditions.as_ref()?.doubts();
+                (!doubts.is_empty())
+                    .then(|| format!("{}: {}", if name.is_empty() { bench } else { name }, doubts.join("; ")))
+            })
+            .collect();
+        for (runs, name) in series.iter().zip(names.iter().cloned()) {
             let latest = runs[runs.len() - 1];
             let previous = runs.len().checked_sub(2).map(|i| runs[i]);
             let name = if name.is_empty() { bench.to_string() } else { format!("{bench}/{name}") };
@@ -74,6 +83,9 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
                 };
                 let _ = writeln!(out, "| {}/{metric_name} | {} | {change} |", cell_text(&name), metric(m));
             }
+        }
+        if !doubtful.is_empty() {
+            let _ = writeln!(out, "\nDoubtful conditions: {}", cell_text(&doubtful.join("; ")));
         }
         out.push('\n');
     }

@@ -47,8 +47,13 @@ fn result(record: &Record) -> String {
         Kind::Failure => crate::report::export::failure_text(record),
         Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
         Kind::Measurement => {
-            let metrics: Vec<String> = record.metrics.iter().map(|(name, m)| format!("{name} {}", metric(m))).collect();
-            metrics.join("\n")
+            let mut lines: Vec<String> =
+                record.metrics.iter().map(|(name, m)| format!("{name} {}", metric(m))).collect();
+            let doubts = record.cell.as_ref().and_then(|c| c.conditions.as_ref()).map(|c| c.doubts());
+            if let Some(doubts) = doubts.filter(|d| !d.is_empty()) {
+                lines.push(format!("doubtful: {}", doubts.join("; ")));
+            }
+            lines.join("\n")
         }
     }
 }

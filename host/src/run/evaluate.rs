@@ -324,6 +324,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,
         page_faults: seen.page_faults,
+        conditions: None,
         escaped: child.escaped.clone(),
         stats: BTreeMap::new(),
     }

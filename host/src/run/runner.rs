@@ -177,6 +177,7 @@ fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, pr
         0 | 1 => format!("cell-{:03}", cell.index),
         _ => format!("cell-{:03}-r{round}", cell.index),
     };
+    let before = crate::run::conditions::CpuTimes::now();
     let scratch = ctx.work_dir.path().join(&name);
     let log = ctx.work_dir.path().join(format!("{name}.log"));
     let child = match std::fs::create_dir(&scratch) {
@@ -194,7 +195,12 @@ fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, pr
     if !keep_log {
         let _ = std::fs::remove_file(&log);
     }
-    evaluate(cell, descriptor, &child, ctx.run_info, keep_log.then(|| log.display().to_string()))
+    let mut record = evaluate(cell, descriptor, &child, ctx.run_info, keep_log.then(|| log.display().to_string()));
+    let profile = record.plugin.as_ref().and_then(|p| p.profile.clone());
+    if let Some(info) = record.cell.as_mut() {
+        info.conditions = Some(crate::run::conditions::conditions(before, profile.as_deref()));
+    }
+    record
 }
 
 /// `-v`: one line on a cell that ended.

@@ -8,6 +8,7 @@ mod abi;
 mod authoring;
 mod cli;
 mod compare;
+mod conditions;
 mod faults;
 mod habits;
 mod heap;
