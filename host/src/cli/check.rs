@@ -97,7 +97,7 @@ pub fn problems(d: &Descriptor) -> Vec<String> {
             problems.push(format!("parameter `{}` is declared twice", param.name));
         }
         let default = toml::Value::try_from(&param.default);
-        match default.map_err(|e| e.to_string()).and_then(|v| matrix::check_value(&d.name, param, &v)) {
+        match default.map_err(|e| e.to_string()).and_then(|v| crate::plan::values::check_value(&d.name, param, &v)) {
             Ok(_) => {}
             Err(why) => {
                 problems.push(format!("the default of `{}` is refused by its own declaration: {why}", param.name))

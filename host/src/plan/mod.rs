@@ -5,3 +5,4 @@ pub(crate) mod config;
 pub(crate) mod matrix;
 pub(crate) mod settings;
 pub(crate) mod shard;
+pub(crate) mod values;
