@@ -1,6 +1,8 @@
-//! The child process (`benchhost __child`): reads one [`Task`] from stdin, runs it, and speaks the protocol
-//! on its original stdout. Before any plugin code runs, fd 1 is pointed at stderr, so whatever a rig prints
-//! goes to the cell log and can never corrupt the protocol.
+//! The child process (`benchhost __child`): opens the plugin (the only place that does), and measures one cell
+//! or probes one library, speaking the protocol on its original stdout.
+//!
+//! Before any plugin code runs, fd 1 is pointed at stderr, so whatever a rig prints goes to the cell log and can
+//! never corrupt the protocol.
 
 use std::fs::File;
 use std::io::{BufRead, Write};

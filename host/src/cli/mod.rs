@@ -1,4 +1,5 @@
-//! The command line: parsing with clap, and the dispatch to `commands`.
+//! The commands: clap's types (only here), the dispatch, and what each command does with the stages below it;
+//! `main` chooses the exit code. The only public item of the crate.
 
 mod args;
 mod check;

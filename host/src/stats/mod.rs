@@ -1,4 +1,5 @@
-//! Pure statistics over samples: no I/O, no clocks. `&[f64]` (or `(iterations, ns)` samples) in, numbers out.
+//! Pure statistics over samples: no I/O, no clocks. `&[f64]` (or `(iterations, ns)` samples) in, numbers
+//! out: estimates, confidence intervals, summaries.
 //!
 //! - Iterations style: the time per iteration is the **median** of the samples' per-iteration times (flat
 //!   sampling) or the **slope** of ns over iterations through the origin (linear sampling, as Criterion), with
