@@ -97,18 +97,16 @@ pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes
 
 /// Calibration records in the stream `path` (none when it does not exist yet).
 pub(crate) fn calibrations(path: &Path) -> Vec<benchhost_record::Record> {
+    existing_records(path).into_iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).collect()
+}
+
+/// The records already in the stream at `path` (none when it does not exist, is not a regular file, or cannot
+/// be read: a run will say why when it appends). Not a device: /dev/full reads zeros without end.
+pub(crate) fn existing_records(path: &Path) -> Vec<benchhost_record::Record> {
     if !path.is_file() {
         return Vec::new();
     }
-    reader::read(path)
-        .map(|s| {
-            s.records
-                .into_iter()
-                .map(|(_, r)| r)
-                .filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK))
-                .collect()
-        })
-        .unwrap_or_default()
+    reader::read(path).map(|s| s.records.into_iter().map(|(_, r)| r).collect()).unwrap_or_default()
 }
 
 pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {

@@ -11,15 +11,15 @@ use benchhost_plugin_api::Descriptor;
 
 use crate::analysis::compare;
 use crate::cli::args::RunArgs;
-use crate::cli::commands::{calibrations, current_exe, resolve};
+use crate::cli::commands::{current_exe, existing_records, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
 use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
+use benchhost_record::baseline;
 use benchhost_record::{Conditions, Kind, Record};
-use benchhost_record::{baseline, reader};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     // Everything a run needs after its cells is checked before the first one: a typo must not cost a matrix.
@@ -28,7 +28,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     // Read before the run appends: the baseline and the previous records are what stood before it.
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
-    let previous = if args.no_previous { Vec::new() } else { previous_records(&args.out) };
+    // One read of --out serves the previous records and the calibrations.
+    let existing = existing_records(&args.out);
     let (loader, mut cells) = resolve(&args.matrix)?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
     let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, allow_writable)).transpose()?;
@@ -62,23 +63,13 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    let calibrations = calibrations(&args.out);
+    let calibrations: Vec<Record> =
+        existing.iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).cloned().collect();
     let threshold = args.judging.threshold(&calibrations, &run_info.host);
-    show_change(&previous, &records, &threshold, &run_info, &args.out)?;
-    let measured = |r: &&Vec<Record>| r.iter().all(|r| r.kind == Kind::Measurement);
-    let mut verdicts = Vec::new();
-    if let Some(dir) = &args.against {
-        let pairs: Vec<_> = ran
-            .rounds
-            .chunks(2)
-            .filter(|p| p.iter().all(|r| measured(&r)))
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect();
-        verdicts.extend(crate::analysis::rounds::against(&pairs, &dir.display().to_string(), &threshold, &run_info));
-    } else if rounds > 1 {
-        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
-        verdicts.extend(crate::analysis::rounds::paired(&arms, &threshold, &run_info));
+    if !args.no_previous {
+        show_change(&existing, &records, &threshold, &run_info, &args.out)?;
     }
+    let mut verdicts = paired_verdicts(&ran, args.against.as_deref(), rounds, &threshold, &run_info);
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -94,14 +85,30 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// The records already in the output stream (none when it does not exist, is not a regular file, or cannot be
-/// read: the run itself will say why when it appends).
-fn previous_records(out: &Path) -> Vec<Record> {
-    // Not a device: /dev/full reads zeros without end.
-    if !out.is_file() {
-        return Vec::new();
+/// The verdicts of the run's own pairing: each cell against its twin on the other build (`--against`), or
+/// each arm against its rig's first arm over interleaved rounds. Only rounds that all measured take part.
+fn paired_verdicts(
+    ran: &runner::Ran,
+    against: Option<&Path>,
+    rounds: u32,
+    threshold: compare::Threshold<'_>,
+    run_info: &benchhost_record::RunInfo,
+) -> Vec<Record> {
+    let measured = |r: &&Vec<Record>| r.iter().all(|r| r.kind == Kind::Measurement);
+    if let Some(dir) = against {
+        let pairs: Vec<_> = ran
+            .rounds
+            .chunks(2)
+            .filter(|p| p.iter().all(|r| measured(&r)))
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        return crate::analysis::rounds::against(&pairs, &dir.display().to_string(), threshold, run_info);
     }
-    reader::read(out).map(|s| s.records.into_iter().map(|(_, r)| r).collect()).unwrap_or_default()
+    if rounds > 1 {
+        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
+        return crate::analysis::rounds::paired(&arms, threshold, run_info);
+    }
+    Vec::new()
 }
 
 /// Each series' change against its newest earlier record in the stream, as Criterion's `change:` line. Shown,
