@@ -74,6 +74,25 @@ pub struct Verdict {
     /// Why the decision is `undefined` or `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How a paired comparison was made (absent for a comparison of two separate runs' records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
+}
+
+/// How a paired comparison was made: enough to know what its interval counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Method {
+    /// `rounds`: each arm in a child process of its own per round, the order reversed every other round.
+    pub mode: String,
+    /// Child processes per arm whose ratio entered the interval.
+    pub processes: u64,
+    /// Paired measurements inside one process (1 for rounds: one pair per round).
+    pub pairs_per_process: u64,
+    /// The decision rule, with the threshold in `threshold`.
+    pub rule: String,
+    /// SHA-256 of the new side's library, then the old side's, where two builds were compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
 }
 
 /// The run a comparison was made against.

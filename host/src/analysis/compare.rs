@@ -106,6 +106,7 @@ fn judge(
         threshold,
         decision: Decision::Undefined,
         reason: None,
+        method: None,
     };
     let (ratio, ci95) = ratio_ci(old, new);
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
@@ -178,6 +179,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         threshold,
         decision,
         reason,
+        method: None,
     };
     Record::verdict_on(side, verdict, note, run.clone())
 }

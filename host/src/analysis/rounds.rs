@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::compare;
 use crate::stats;
-use benchhost_record::{Decision, Verdict};
+use benchhost_record::{Decision, Method, Verdict};
 use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 /// One record from the per-round records of a cell: a failed round makes the whole cell a failure (the first
@@ -116,6 +116,13 @@ fn pair(
             threshold,
             decision: Decision::Undefined,
             reason: None,
+            method: Some(Method {
+                mode: "rounds".into(),
+                processes: logs.len() as u64,
+                pairs_per_process: 1,
+                rule: RULE.into(),
+                libraries: libraries(first, &base[0]),
+            }),
         };
         let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let note = match crate::stats::summarize(&logs) {
@@ -146,6 +153,18 @@ fn pair(
         verdicts.push(Record::verdict_on(first, verdict, note, run.clone()));
     }
     verdicts
+}
+
+/// The decision rule of every verdict (`compare::decide`).
+const RULE: &str = "the whole CI95 of the ratio beyond +threshold (regressed) or below -threshold (improved); within +-threshold: no_change";
+
+/// Both libraries' SHA-256 when `new` and `old` ran from two different files (`--against`), else none.
+fn libraries(new: &Record, old: &Record) -> Vec<String> {
+    let sha = |r: &Record| r.plugin.as_ref().and_then(|p| p.sha256.clone());
+    match (sha(new), sha(old)) {
+        (Some(a), Some(b)) if a != b => vec![a, b],
+        _ => vec![],
+    }
 }
 
 #[cfg(test)]

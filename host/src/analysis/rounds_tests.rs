@@ -72,3 +72,17 @@ fn paired_ratios_per_round_cancel_the_drift_shared_by_both_arms() {
     let v = paired(&[a2, c], &|_, _| 0.03, &run())[0].verdict.clone().unwrap();
     assert_eq!(v.decision, Decision::Inconclusive, "a ratio that moves 0.95..1.10 between rounds decides nothing");
 }
+
+#[test]
+fn a_comparison_of_two_builds_names_both_libraries() {
+    let with_sha = |sha: &str| {
+        let mut r = round("a", 10.0, false);
+        r.plugin = serde_json::from_value(json!({ "name": "p", "version": "1", "api": "0.1.0", "sha256": sha })).ok();
+        r
+    };
+    let (new, old) = (with_sha("aa"), with_sha("bb"));
+    assert_eq!(libraries(&new, &old), ["aa", "bb"]);
+    assert!(libraries(&new, &with_sha("aa")).is_empty(), "one file on both sides: nothing to tell apart");
+    let verdicts = against(&[(vec![new.clone(), new], vec![old.clone(), old])], "../main", &|_, _| 0.03, &run());
+    assert_eq!(verdicts[0].verdict.as_ref().unwrap().method.as_ref().unwrap().libraries, ["aa", "bb"]);
+}

@@ -190,6 +190,11 @@ fn another_build_runs_as_a_twin_of_every_cell_and_is_judged_round_by_round() {
     assert_eq!(verdict.against.as_ref().unwrap()["build"], fault_plugins().display().to_string());
     assert!(verdict.test.contains("other build"), "{}", verdict.test);
     assert_eq!(records[1].variant, records[0].variant);
+    // How it was made: three rounds, one pair per process; the same library file on both sides, so no pair of
+    // hashes to tell two builds apart.
+    let method = verdict.method.as_ref().expect("a paired verdict says how it was made");
+    assert_eq!((method.mode.as_str(), method.processes, method.pairs_per_process), ("rounds", 3, 1));
+    assert!(method.rule.starts_with("the whole CI95 of the ratio beyond +threshold") && method.libraries.is_empty());
 
     let empty = sandbox.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
