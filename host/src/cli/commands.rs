@@ -97,7 +97,12 @@ pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes
 
 /// Calibration records in the stream `path` (none when it does not exist yet).
 pub(crate) fn calibrations(path: &Path) -> Vec<benchhost_record::Record> {
-    existing_records(path).into_iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).collect()
+    calibrations_in(&existing_records(path))
+}
+
+/// The calibration records among `records`.
+pub(crate) fn calibrations_in(records: &[benchhost_record::Record]) -> Vec<benchhost_record::Record> {
+    records.iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).cloned().collect()
 }
 
 /// The records already in the stream at `path` (none when it does not exist, is not a regular file, or cannot

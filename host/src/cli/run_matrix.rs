@@ -11,7 +11,7 @@ use benchhost_plugin_api::Descriptor;
 
 use crate::analysis::compare;
 use crate::cli::args::RunArgs;
-use crate::cli::commands::{current_exe, existing_records, resolve};
+use crate::cli::commands::{calibrations_in, current_exe, existing_records, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
@@ -63,8 +63,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    let calibrations: Vec<Record> =
-        existing.iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).cloned().collect();
+    let calibrations = calibrations_in(&existing);
     let threshold = args.judging.threshold(&calibrations, &run_info.host);
     if !args.no_previous {
         show_change(&existing, &records, &threshold, &run_info, &args.out)?;
