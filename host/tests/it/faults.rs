@@ -53,9 +53,11 @@ fn assert_no_process_left_in(dir: &std::path::Path) {
 #[test]
 fn panic_segfault_and_hang_each_fail_alone() {
     let sandbox = Sandbox::new();
-    // Warm-up takes ~20 ms and the five samples ~200 ms, so a fault 100 ms into the cell falls among the
-    // samples, and the samples before it are salvaged.
-    let slow = "params = { after_ms = 100, sleep_us = 1000 }";
+    // Warm-up takes ~20 ms of 1 ms iterations, and 100 samples of at least one iteration each last at least
+    // 100 ms more, so a fault 100 ms into the cell falls among the samples (and the samples before it are
+    // salvaged) however the machine's load shrinks the calibrated batches. (Five samples were not enough: under
+    // load a slow warm-up batch calibrated batches of one iteration, and the cell ended before 100 ms.)
+    let slow = "samples = 100\nmeasurement = \"400ms\"\nparams = { after_ms = 100, sleep_us = 1000 }";
     let extra = format!("[rig.panics]\n{slow}\n[rig.segfaults]\n{slow}\n[rig.hangs]\n{slow}\n");
     let records = run_between_healthy(&sandbox, &["panics", "segfaults", "hangs"], &extra);
 
