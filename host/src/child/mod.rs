@@ -10,13 +10,14 @@ use std::os::fd::FromRawFd;
 use std::time::Instant;
 
 use abi_stable::std_types::{RResult, RStr};
-use benchhost_plugin_api::abi::{RigBox, decode_error};
+use benchhost_plugin_api::abi::{PluginRef, RigBox, decode_error};
 use benchhost_plugin_api::{Observation, Outcome, RigError, SetupContext, Style};
 
 use crate::plugin::library;
 use crate::proc::protocol::{CellTask, Message, Phase, Task};
 use sampler::Measure;
 
+mod duel;
 mod heap;
 pub(crate) mod sampler;
 
@@ -42,6 +43,7 @@ pub fn main() -> i32 {
             Err(reason) => out.send(&Message::Rejected { reason }),
         },
         Ok(Task::Cell(task)) => run_cell(&task, &mut out),
+        Ok(Task::Duel(task)) => duel::run(&task, &mut out),
         Err(e) => {
             eprintln!("benchhost child: undecodable task: {e}");
             return 3;
@@ -56,25 +58,14 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
     if let Some(Err(e)) = task.plan.memory_limit.map(heap::limit) {
         return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
     }
-    let library::Opened { root, info, sha256 } = match library::open(&task.plugin_path, task.pin.as_deref()) {
-        Ok(opened) => opened,
-        Err(reason) => return out.error(Phase::Load, RigError::new(reason)),
+    let (root, style) = match load(task, &mut |m| out.send(&m)) {
+        Ok(loaded) => loaded,
+        Err((phase, err)) => return out.error(phase, err),
     };
-    let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
-        let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);
-        return out.error(Phase::Load, RigError::new(message));
-    };
-    out.send(&Message::Plugin { info, sha256: Some(sha256) });
-
     out.send(&Message::Phase { phase: Phase::Setup });
-    let params = serde_json::to_string(&task.params).expect("params serialize");
-    let ctx = SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick };
-    let ctx = serde_json::to_string(&ctx).expect("context serializes");
-    let created =
-        (root.new_rig())(RStr::from(task.rig.as_str()), RStr::from(params.as_str()), RStr::from(ctx.as_str()));
-    let mut rig = match created {
-        RResult::ROk(rig) => PluginRig(rig),
-        RResult::RErr(err) => return out.error(Phase::Setup, decode_error(&err)),
+    let mut rig = match set_up(&root, task) {
+        Ok(rig) => rig,
+        Err(err) => return out.error(Phase::Setup, err),
     };
 
     let faults_before = heap::minor_faults();
@@ -91,16 +82,46 @@ fn run_cell(task: &CellTask, out: &mut Protocol) {
     }
 
     out.send(&Message::Phase { phase: Phase::Teardown });
-    match rig.0.teardown() {
-        RResult::ROk(json) => match serde_json::from_str::<Outcome>(json.as_str()) {
-            Ok(outcome) => out.send(&Message::Outcome { counters: outcome.counters, note: outcome.note }),
-            Err(e) => out.error(Phase::Teardown, RigError::new(format!("undecodable outcome: {e}"))),
-        },
-        RResult::RErr(err) => out.error(Phase::Teardown, decode_error(&err)),
+    match tear_down(rig) {
+        Ok(message) => out.send(&message),
+        Err(err) => out.error(Phase::Teardown, err),
     }
 }
 
-struct PluginRig(RigBox);
+/// Opens `task`'s library (sending its [`Message::Plugin`]); its root module and the rig's style.
+fn load(task: &CellTask, send: &mut dyn FnMut(Message)) -> Result<(PluginRef, Style), (Phase, RigError)> {
+    let library::Opened { root, info, sha256 } =
+        library::open(&task.plugin_path, task.pin.as_deref()).map_err(|reason| (Phase::Load, RigError::new(reason)))?;
+    let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
+        let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);
+        return Err((Phase::Load, RigError::new(message)));
+    };
+    send(Message::Plugin { info, sha256: Some(sha256) });
+    Ok((root, style))
+}
+
+/// The rig of `task`, set up.
+fn set_up(root: &PluginRef, task: &CellTask) -> Result<PluginRig, RigError> {
+    let params = serde_json::to_string(&task.params).expect("params serialize");
+    let ctx = SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick };
+    let ctx = serde_json::to_string(&ctx).expect("context serializes");
+    let created =
+        (root.new_rig())(RStr::from(task.rig.as_str()), RStr::from(params.as_str()), RStr::from(ctx.as_str()));
+    match created {
+        RResult::ROk(rig) => Ok(PluginRig(rig)),
+        RResult::RErr(err) => Err(decode_error(&err)),
+    }
+}
+
+/// Tears `rig` down; its outcome as a message.
+fn tear_down(mut rig: PluginRig) -> Result<Message, RigError> {
+    let json = rig.0.teardown().into_result().map_err(|e| decode_error(&e))?;
+    let outcome = serde_json::from_str::<Outcome>(json.as_str())
+        .map_err(|e| RigError::new(format!("undecodable outcome: {e}")))?;
+    Ok(Message::Outcome { counters: outcome.counters, note: outcome.note })
+}
+
+pub(crate) struct PluginRig(RigBox);
 
 impl Measure for PluginRig {
     fn prepare(&mut self, n: u64) -> Result<(), RigError> {
@@ -122,7 +143,7 @@ impl Measure for PluginRig {
 }
 
 /// The protocol channel: the original stdout.
-struct Protocol {
+pub(crate) struct Protocol {
     file: File,
 }
 
@@ -140,14 +161,14 @@ impl Protocol {
         }
     }
 
-    fn send(&mut self, message: &Message) {
+    pub(crate) fn send(&mut self, message: &Message) {
         let mut line = serde_json::to_string(message).expect("messages serialize");
         line.push('\n');
         // If the parent is gone there is nobody to tell; the parent classifies what it saw.
         let _ = self.file.write_all(line.as_bytes());
     }
 
-    fn error(&mut self, phase: Phase, err: RigError) {
+    pub(crate) fn error(&mut self, phase: Phase, err: RigError) {
         self.send(&Message::Error { phase, kind: err.kind, message: err.message });
     }
 }

@@ -81,7 +81,7 @@ pub const BATCHES_PER_SAMPLE: u64 = 10;
 /// the inputs of a long sample are not pushed out of cache by the ones made after them (the harness rig's sort
 /// of 10,000 u64, fed a whole 100 ms sample's ~650 inputs of 80 KB at once, read 17% slower than under
 /// Criterion). The extra FFI calls and clock pairs cost under 1 µs per sample: 0.01% of a 10 ms sample.
-fn timed(rig: &mut dyn Measure, n: u64) -> Result<u64, RigError> {
+pub(crate) fn timed(rig: &mut dyn Measure, n: u64) -> Result<u64, RigError> {
     let batch = n.div_ceil(BATCHES_PER_SAMPLE).max(1);
     let (mut left, mut ns) = (n, 0u64);
     while left > 0 {

@@ -103,6 +103,11 @@ pub(crate) struct RunArgs {
     /// Same as --rounds 5.
     #[arg(long)]
     pub(crate) interleave: bool,
+    /// How paired arms (--interleave, --against) are measured: `alternate` puts two arms in one process with
+    /// their samples alternating, over --rounds processes (iterations-style rigs; the default for them);
+    /// `rounds` runs each arm in a process of its own per round (the default for run-style rigs).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) pairing: Option<Pairing>,
     /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
     /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
     #[arg(long, value_name = "DIR")]
@@ -230,6 +235,15 @@ pub(crate) enum Format {
     Bmf,
     // One self-contained HTML page.
     Html,
+}
+
+/// How the arms of a paired comparison are measured (plain comments, as [`Format`]'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Pairing {
+    // Both arms in one process, samples alternating; iterations-style rigs.
+    Alternate,
+    // Each arm in a process of its own per round.
+    Rounds,
 }
 
 fn parse_set(text: &str) -> Result<(String, String), String> {

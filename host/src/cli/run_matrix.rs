@@ -7,14 +7,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use benchhost_plugin_api::Descriptor;
+use benchhost_plugin_api::{Descriptor, Style};
 
-use crate::analysis::compare;
-use crate::cli::args::RunArgs;
+use crate::analysis::{alternate, compare};
+use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::commands::{calibrations_in, current_exe, existing_records, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
+use crate::run::duels;
 use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
@@ -45,9 +46,18 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let mut sink = benchhost_record::sink::Sink::open(&args.out)?;
     let mut executor =
         ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
-    let rounds = args.rounds.unwrap_or(if args.interleave || other.is_some() { 5 } else { 1 });
+    let paired = args.interleave || args.rounds.is_some_and(|r| r > 1) || other.is_some();
+    let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
+    let duels = match args.pairing.unwrap_or(Pairing::Alternate) {
+        Pairing::Alternate if paired => {
+            let sample_paired = |rig: &str| loader.rig(rig).is_some_and(|(_, d)| d.style == Style::Iterations);
+            duels::duels_of(&cells, other.is_some(), &sample_paired)
+        }
+        _ => vec![],
+    };
     let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds };
-    let ran = runner::run(&cells, &mut ctx, &mut sink)?;
+    let mixed = duels::run_all(&cells, &duels, &mut ctx, &mut sink)?;
+    let ran = &mixed.ran;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = ran
         .records
@@ -68,7 +78,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if !args.no_previous {
         show_change(&existing, &records, &threshold, &run_info, &args.out)?;
     }
-    let mut verdicts = paired_verdicts(&ran, args.against.as_deref(), rounds, &threshold, &run_info);
+    let mut verdicts = paired_verdicts(&mixed.in_rounds, args.against.as_deref(), rounds, &threshold, &run_info);
+    verdicts.extend(duel_verdicts(&mixed, &duels, &loader, args.against.as_deref(), &threshold, &run_info));
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -108,6 +119,33 @@ fn paired_verdicts(
         return crate::analysis::rounds::paired(&arms, threshold, run_info);
     }
     Vec::new()
+}
+
+/// The verdicts of the duels (`--pairing alternate`): each arm against its reference, or this build against
+/// the other. Duels with a failed arm have none (their failures are records of their own).
+fn duel_verdicts(
+    mixed: &duels::Mixed,
+    duels: &[duels::Duel],
+    loader: &Loader,
+    against: Option<&Path>,
+    threshold: compare::Threshold<'_>,
+    run_info: &benchhost_record::RunInfo,
+) -> Vec<Record> {
+    let mut verdicts = Vec::new();
+    for (&[a, b], processes) in duels.iter().zip(&mixed.dueled.processes) {
+        let (reference, arm) = (&mixed.ran.records[a], &mixed.ran.records[b]);
+        if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
+            continue;
+        }
+        let Some((_, descriptor)) = loader.rig(&arm.bench) else { continue };
+        let label = match against {
+            Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
+            None => reference.variant.clone(),
+        };
+        let paired = alternate::Paired { arm, reference, against: label, processes };
+        verdicts.extend(alternate::verdicts(&paired, descriptor, threshold, run_info));
+    }
+    verdicts
 }
 
 /// Each series' change against its newest earlier record in the stream, as Criterion's `change:` line. Shown,

@@ -36,6 +36,25 @@ pub enum Task {
     },
     /// Run one cell.
     Cell(CellTask),
+    /// Run two cells of one rig in this one process, their samples alternating (`--pairing alternate`).
+    Duel(Box<DuelTask>),
+}
+
+/// Two arms measured in one process: both libraries loaded, both rigs set up, then pairs of samples, one of
+/// each arm, back to back, the arm that goes first swapped every pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DuelTask {
+    /// The two arms; both name the same rig. Side 0 is the reference.
+    pub sides: [CellTask; 2],
+    /// Which side is loaded, set up and sampled first in this process (0 or 1); the parent alternates it
+    /// between processes, so no side always has the first turn.
+    pub first: usize,
+    /// Warm-up of each side, ns.
+    pub warmup_ns: u64,
+    /// Target duration of one sample, ns.
+    pub sample_ns: u64,
+    /// Pairs of samples to take.
+    pub pairs: u32,
 }
 
 /// One cell, as the child needs it.
@@ -116,6 +135,20 @@ pub enum Message {
         iterations: u64,
         /// Nanoseconds for the whole batch.
         ns: u64,
+    },
+    /// One pair of samples of a duel: both arms ran `iterations` iterations, back to back.
+    Pair {
+        /// Iterations in each sample.
+        iterations: u64,
+        /// Nanoseconds of side 0's sample and side 1's.
+        ns: [u64; 2],
+    },
+    /// A message about one side of a duel (its plugin, warm-up, outcome or error).
+    Side {
+        /// 0 or 1.
+        side: usize,
+        /// The message.
+        message: Box<Message>,
     },
     /// One run-style repetition.
     Observation {

@@ -128,7 +128,8 @@ impl<'a> Seen<'a> {
                 Message::Done => seen.done = true,
                 Message::Stopped { reason } => seen.stop = Some(*reason),
                 Message::PageFaults { minor } => seen.page_faults = Some(*minor),
-                Message::Hello { .. } | Message::Rejected { .. } => {}
+                // A duel's messages are split per side before they get here.
+                Message::Hello { .. } | Message::Rejected { .. } | Message::Pair { .. } | Message::Side { .. } => {}
             }
         }
         seen

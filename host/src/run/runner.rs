@@ -11,7 +11,7 @@ use crate::analysis::rounds;
 use crate::plan::matrix::{Catalog, Cell};
 use crate::plugin::loader::Loader;
 use crate::proc::executor::{ChildRun, failed_spawn, run_child};
-use crate::proc::protocol::{CellTask, Message, Phase, Task};
+use crate::proc::protocol::{CellTask, DuelTask, Message, Phase, Task};
 use crate::run::evaluate::evaluate;
 use benchhost_record::sink::Sink;
 use benchhost_record::{Kind, Record, RunInfo};
@@ -21,6 +21,20 @@ use benchhost_record::{Kind, Record, RunInfo};
 pub trait Executor {
     /// Runs `cell` with `scratch` as its scratch directory and `log` as its log file.
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+    /// Runs two arms of one rig in one process, samples alternating (`--pairing alternate`).
+    fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+}
+
+/// One process of a duel, as the runner asks for it.
+pub struct DuelRun<'a> {
+    /// The two arms, the reference first.
+    pub cells: [&'a Cell; 2],
+    /// Their scratch directories.
+    pub scratch: [&'a Path; 2],
+    /// Which arm goes first in this process.
+    pub first: usize,
+    /// Warm-up per arm, sample duration and pairs.
+    pub shape: crate::run::duels::Shape,
 }
 
 /// The real executor: `benchhost __child` per cell.
@@ -37,9 +51,28 @@ pub struct ChildExecutor<'a> {
 
 impl Executor for ChildExecutor<'_> {
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let task = Task::Cell(self.task(cell, scratch));
+        run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+    }
+
+    fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let [a, b] = duel.cells;
+        let task = Task::Duel(Box::new(DuelTask {
+            sides: [self.task(a, duel.scratch[0]), self.task(b, duel.scratch[1])],
+            first: duel.first,
+            warmup_ns: duel.shape.warmup_ns,
+            sample_ns: duel.shape.sample_ns,
+            pairs: duel.shape.pairs,
+        }));
+        run_child(&self.exe, &task, a.deadline.max(b.deadline), Some(log), on_message)
+    }
+}
+
+impl ChildExecutor<'_> {
+    fn task(&self, cell: &Cell, scratch: &Path) -> CellTask {
         let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };
         let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
-        let task = Task::Cell(CellTask {
+        CellTask {
             plugin_path: plugin.path.clone(),
             pin: plugin.pin.clone(),
             rig: cell.rig.clone(),
@@ -47,8 +80,7 @@ impl Executor for ChildExecutor<'_> {
             plan: cell.plan,
             scratch_dir: scratch.to_owned(),
             quick: self.quick,
-        });
-        run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+        }
     }
 }
 
@@ -190,12 +222,7 @@ fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, pr
     };
     // The cell's scratch files go with it, also after a crash; an interrupted cell's log goes too.
     let _ = std::fs::remove_dir_all(&scratch);
-    let interrupted = crate::proc::interrupt::received().is_some();
-    let keep_log = !interrupted && std::fs::metadata(&log).map(|m| m.len() > 0).unwrap_or(false);
-    if !keep_log {
-        let _ = std::fs::remove_file(&log);
-    }
-    let mut record = evaluate(cell, descriptor, &child, ctx.run_info, keep_log.then(|| log.display().to_string()));
+    let mut record = evaluate(cell, descriptor, &child, ctx.run_info, kept_log(&log));
     let profile = record.plugin.as_ref().and_then(|p| p.profile.clone());
     if let Some(info) = record.cell.as_mut() {
         info.conditions = Some(crate::run::conditions::conditions(before, profile.as_deref()));
@@ -203,8 +230,19 @@ fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, pr
     record
 }
 
+/// The log of a cell that ended, kept (its path, for a failure record to point at) when the child wrote
+/// something to it and the run was not interrupted; otherwise removed.
+pub(crate) fn kept_log(log: &Path) -> Option<String> {
+    let interrupted = crate::proc::interrupt::received().is_some();
+    let keep = !interrupted && std::fs::metadata(log).map(|m| m.len() > 0).unwrap_or(false);
+    if !keep {
+        let _ = std::fs::remove_file(log);
+    }
+    keep.then(|| log.display().to_string())
+}
+
 /// `-v`: one line on a cell that ended.
-fn cell_note(record: &Record, label: &str) -> String {
+pub(crate) fn cell_note(record: &Record, label: &str) -> String {
     let wall = record.cell.as_ref().map_or(0, |c| c.wall_ms);
     match &record.failure {
         Some(f) => {
@@ -215,7 +253,7 @@ fn cell_note(record: &Record, label: &str) -> String {
     }
 }
 
-fn phase_word(phase: Phase) -> &'static str {
+pub(crate) fn phase_word(phase: Phase) -> &'static str {
     match phase {
         Phase::Load => "loading",
         Phase::Setup => "setup",
@@ -225,7 +263,7 @@ fn phase_word(phase: Phase) -> &'static str {
     }
 }
 
-fn progress_bar(cells: usize) -> ProgressBar {
+pub(crate) fn progress_bar(cells: usize) -> ProgressBar {
     // Progress goes to stderr, whenever a person watches it: also when stdout is piped (`run | tee`).
     if crate::run::output::quiet() || !std::io::stderr().is_terminal() {
         return ProgressBar::with_draw_target(Some(cells as u64), ProgressDrawTarget::hidden());

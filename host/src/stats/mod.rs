@@ -151,12 +151,26 @@ pub fn t_975(df: usize) -> f64 {
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
     ];
+    t_quantile(df, &TABLE, 1.959964)
+}
+
+/// The 95% quantile of Student's t with `df` degrees of freedom (two-sided 90%, or one-sided 95%: the
+/// interval of two one-sided tests at 5%).
+pub fn t_95(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746,
+        1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697,
+    ];
+    t_quantile(df, &TABLE, 1.644854)
+}
+
+/// A quantile of Student's t: from `table` up to 30 degrees of freedom, above by the Cornish-Fisher expansion
+/// around the normal quantile `z` (within 0.001 of the exact value there).
+fn t_quantile(df: usize, table: &[f64; 30], z: f64) -> f64 {
     match df {
         0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        // Cornish-Fisher expansion around the normal quantile; within 0.001 of the exact value above 30.
+        1..=30 => table[df - 1],
         _ => {
-            let z: f64 = 1.959964;
             let d = df as f64;
             z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
         }

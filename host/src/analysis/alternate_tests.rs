@@ -1,0 +1,104 @@
+use std::collections::BTreeMap;
+
+use benchhost_plugin_api::{Descriptor, Metric, Unit};
+use serde_json::json;
+
+use super::*;
+
+fn run() -> RunInfo {
+    RunInfo::for_tests(1, Some("r"))
+}
+
+fn arm(variant: i64) -> Record {
+    let variant = BTreeMap::from([("spin".to_string(), json!(variant))]);
+    Record::measurement_for_tests("harness", run(), variant, BTreeMap::new())
+}
+
+/// A process of `pairs` pairs where side 1 takes `ratio` times side 0, with a slow phase (x1.5 on both)
+/// over a third of it and one preempted sample (x1.4 on side 1 alone).
+fn process(ratio: f64, pairs: usize, counters: [u64; 2]) -> Process {
+    let pairs = (0..pairs)
+        .map(|i| {
+            let phase = if i % 3 == 0 { 1.5 } else { 1.0 };
+            let preempted = if i == 7 { 1.4 } else { 1.0 };
+            let a = (10_000_000.0 * phase) as u64;
+            (1000, [a, (a as f64 * ratio * preempted) as u64])
+        })
+        .collect();
+    let counters = counters.map(|c| BTreeMap::from([("bytes".to_string(), c)]));
+    Process { pairs, counters }
+}
+
+fn descriptor() -> Descriptor {
+    Descriptor::iterations("harness", "t").metric(Metric::iter_time("time")).metric(Metric::rate(
+        "throughput",
+        Unit::MegabytesPerSec,
+        "bytes",
+    ))
+}
+
+fn threshold(_: &Record, _: &str) -> f64 {
+    0.03
+}
+
+fn judged(processes: &[Process]) -> Vec<Verdict> {
+    let (a, b) = (arm(0), arm(1));
+    let paired = Paired { arm: &b, reference: &a, against: a.variant.clone(), processes };
+    verdicts(&paired, &descriptor(), &threshold, &run()).into_iter().map(|r| r.verdict.unwrap()).collect()
+}
+
+#[test]
+fn the_trimmed_mean_drops_a_tenth_at_each_end() {
+    let mut values = vec![1.0; 18];
+    values.extend([100.0, -100.0]);
+    assert_eq!(trimmed_mean(&values, TRIM), Some(1.0), "the two wild values are cut");
+    assert_eq!(trimmed_mean(&[3.0], TRIM), Some(3.0));
+    assert_eq!(trimmed_mean(&[], TRIM), None);
+    assert_eq!(trimmed_mean(&[1.0, 2.0, 3.0, 10.0], 0.5), Some(2.5), "never cuts everything");
+}
+
+#[test]
+fn a_shared_slow_phase_cancels_within_each_pair_and_a_preempted_pair_is_trimmed() {
+    let p = process(1.05, 60, [64, 64]);
+    assert!((p.estimate().unwrap() - 1.05f64.ln()).abs() < 1e-6, "{:?}", p.estimate());
+}
+
+#[test]
+fn the_rule_wants_significance_and_an_estimate_beyond_the_threshold() {
+    let d = |ratio, ci95, ci90| decide(ratio, ci95, ci90, false, 0.03);
+    assert_eq!(d(1.05, [1.04, 1.06], [1.042, 1.058]), Decision::Regressed);
+    // Significant, but the estimate is within the threshold, and the CI90 shows it: no change.
+    assert_eq!(d(1.02, [1.01, 1.03], [1.012, 1.028]), Decision::NoChange);
+    // Beyond the threshold but not significant: the CI95 reaches below 1.
+    assert_eq!(d(1.05, [0.99, 1.11], [1.0, 1.10]), Decision::Inconclusive);
+    assert_eq!(d(0.95, [0.94, 0.96], [0.942, 0.958]), Decision::Improved);
+    // Higher is better: a ratio of 0.95 in throughput is a regression.
+    assert_eq!(decide(0.95, [0.94, 0.96], [0.942, 0.958], true, 0.03), Decision::Regressed);
+    // No change needs the CI90 inside both bounds.
+    assert_eq!(d(1.0, [0.96, 1.04], [0.968, 1.032]), Decision::Inconclusive);
+}
+
+#[test]
+fn a_slowdown_is_regressed_identical_arms_are_no_change_and_rates_follow_their_counters() {
+    let slower: Vec<Process> = [1.049, 1.052, 1.050, 1.051].iter().map(|r| process(*r, 60, [64, 64])).collect();
+    let v = judged(&slower);
+    assert_eq!(v.len(), 2, "time and the rate over it");
+    assert_eq!((v[0].decision, v[1].decision), (Decision::Regressed, Decision::Regressed));
+    assert!((v[0].ratio.unwrap() - 1.0505).abs() < 1e-3);
+    assert!((v[1].ratio.unwrap() - 1.0 / 1.0505).abs() < 1e-3, "the rate's ratio is the time's inverted");
+    let method = v[0].method.as_ref().unwrap();
+    assert_eq!((method.mode.as_str(), method.processes, method.pairs_per_process), ("alternate", 4, 60));
+    assert_eq!(method.rule, RULE);
+    let same: Vec<Process> = [1.003, 0.998, 1.001, 0.999].iter().map(|r| process(*r, 60, [64, 64])).collect();
+    assert!(judged(&same).iter().all(|v| v.decision == Decision::NoChange));
+    // Twice the bytes in the same time per iteration is twice the throughput.
+    let v = judged(&[process(1.0, 20, [64, 128]), process(1.0, 20, [64, 128])]);
+    assert!((v[1].ratio.unwrap() - 2.0).abs() < 1e-9 && v[1].decision == Decision::Improved);
+}
+
+#[test]
+fn one_process_gives_no_interval_and_says_why() {
+    let v = judged(&[process(1.05, 60, [64, 64])]);
+    assert_eq!(v[0].decision, Decision::Inconclusive);
+    assert!(v[0].ci95.is_none() && v[0].reason.as_deref().unwrap().contains("at least two"), "{v:?}");
+}

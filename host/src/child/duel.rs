@@ -1,0 +1,121 @@
+//! A duel (`--pairing alternate`): two arms of one rig measured in this one process. Both libraries are loaded
+//! and both rigs set up, then the child takes pairs of samples, one of each arm back to back with the same
+//! number of iterations, the arm that goes first swapped every pair. A slow phase of the machine (this VM has
+//! ones ~1.5x slower, seconds long) then falls on both samples of a pair, and their ratio keeps what separates
+//! the arms. Tango's original design (bazhenov/tango), with its order swap.
+
+use benchhost_plugin_api::{RigError, Style};
+
+use super::sampler::timed;
+use super::{PluginRig, Protocol, heap, load, set_up, tear_down};
+use crate::proc::protocol::{DuelTask, Message, Phase};
+use benchhost_record::Stop;
+
+/// Runs the duel, speaking the protocol: messages about one arm go inside [`Message::Side`], the samples as
+/// [`Message::Pair`].
+pub(super) fn run(task: &DuelTask, out: &mut Protocol) {
+    let side = |s: usize, message: Message| Message::Side { side: s, message: Box::new(message) };
+    let fail = |out: &mut Protocol, s: usize, phase: Phase, err: RigError| {
+        out.send(&side(s, Message::Error { phase, kind: err.kind, message: err.message }));
+    };
+    let order = [task.first.min(1), 1 - task.first.min(1)];
+    out.send(&Message::Phase { phase: Phase::Load });
+    if let Some(Err(e)) = task.sides[0].plan.memory_limit.map(heap::limit) {
+        return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
+    }
+    let mut roots = [None, None];
+    for s in order {
+        match load(&task.sides[s], &mut |m| out.send(&side(s, m))) {
+            Ok((_, Style::Run)) => {
+                let why = "a run-style rig cannot be paired sample by sample: its arms run in rounds or concurrently";
+                return fail(out, s, Phase::Load, RigError::new(why));
+            }
+            Ok((root, Style::Iterations)) => roots[s] = Some(root),
+            Err((phase, err)) => return fail(out, s, phase, err),
+        }
+    }
+    out.send(&Message::Phase { phase: Phase::Setup });
+    let mut rigs: [Option<PluginRig>; 2] = [None, None];
+    for s in order {
+        let root = roots[s].as_ref().expect("both sides loaded");
+        match set_up(root, &task.sides[s]) {
+            Ok(rig) => rigs[s] = Some(rig),
+            Err(err) => return fail(out, s, Phase::Setup, err),
+        }
+    }
+    let mut rigs = rigs.map(|r| r.expect("both sides set up"));
+    let faults_before = heap::minor_faults();
+    if let Err((s, phase, err)) = measure(task, order, &mut rigs, &mut |m| out.send(&m)) {
+        return fail(out, s, phase, err);
+    }
+    if let (Some(before), Some(after)) = (faults_before, heap::minor_faults()) {
+        out.send(&Message::PageFaults { minor: after - before });
+    }
+    out.send(&Message::Phase { phase: Phase::Teardown });
+    let [a, b] = rigs;
+    let mut rigs = [Some(a), Some(b)];
+    for s in order {
+        match tear_down(rigs[s].take().expect("torn down once")) {
+            Ok(outcome) => out.send(&side(s, outcome)),
+            Err(err) => return fail(out, s, Phase::Teardown, err),
+        }
+    }
+}
+
+/// A failed step of one side: which side, where, and the rig's error.
+type SideFailed = (usize, Phase, RigError);
+
+/// Warm-up of both sides, then the pairs.
+fn measure(
+    task: &DuelTask,
+    order: [usize; 2],
+    rigs: &mut [PluginRig; 2],
+    emit: &mut dyn FnMut(Message),
+) -> Result<(), SideFailed> {
+    emit(Message::Phase { phase: Phase::Warmup });
+    let per_iteration = warm_up(order, rigs, task.warmup_ns, emit)?;
+    emit(Message::Phase { phase: Phase::Measure });
+    // One batch size for both, sized on the slower side: the ratio of two samples is then the ratio of the
+    // arms' times per iteration.
+    let batch = ((task.sample_ns as f64 / per_iteration).ceil() as u64).max(1);
+    for pair in 0..task.pairs {
+        let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
+        let mut ns = [0u64; 2];
+        for s in turn {
+            ns[s] = timed(&mut rigs[s], batch).map_err(|e| (s, Phase::Measure, e))?;
+        }
+        emit(Message::Pair { iterations: batch, ns });
+    }
+    emit(Message::Stopped { reason: Stop::Samples });
+    Ok(())
+}
+
+/// Doubling batches, taken by both sides in turn with the same size, until each has run `warmup_ns`; the
+/// slower side's time per iteration in its last batch.
+fn warm_up(
+    order: [usize; 2],
+    rigs: &mut [PluginRig; 2],
+    warmup_ns: u64,
+    emit: &mut dyn FnMut(Message),
+) -> Result<f64, SideFailed> {
+    let (mut n, mut spent, mut done, mut last) = (1u64, [0u64; 2], 0u64, [1f64; 2]);
+    loop {
+        for s in order {
+            let ns = timed(&mut rigs[s], n).map_err(|e| (s, Phase::Warmup, e))?;
+            spent[s] = spent[s].saturating_add(ns);
+            last[s] = ns.max(1) as f64 / n as f64;
+        }
+        done += n;
+        let slower = last[0].max(last[1]);
+        let least = spent[0].min(spent[1]);
+        if least >= warmup_ns {
+            for s in order {
+                let message = Message::Warmup { iterations: done, ns: spent[s], counters: None };
+                emit(Message::Side { side: s, message: Box::new(message) });
+            }
+            return Ok(slower);
+        }
+        let remaining = (warmup_ns - least) as f64 / slower;
+        n = n.saturating_mul(2).min(remaining.ceil().max(1.0) as u64);
+    }
+}
