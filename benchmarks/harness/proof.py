@@ -1,28 +1,36 @@
 #!/usr/bin/env python3
-"""The side-by-side proof of issue 4: benchhost vs Criterion 0.8 on the same four workloads.
+"""The side-by-side proof: benchhost's paired verdicts against Criterion 0.8's, on the four workloads of the
+`harness` rig (noop, copy64k, sort10k, wal), on this machine. Only the project's own tools, release builds.
 
-Runs only the project's own tools (release builds): `benchhost` with the `harness` rig, and the Criterion bench
-of benchmarks/harness. Per workload:
-  (1) estimate, benchhost vs Criterion, alternating PAIRS times (median ratio);
-  (2) the harness cost per iteration is the noop estimate itself;
-  (3) wall time: benchhost with --target-ci 1% (and whether it got there) vs a default Criterion run;
-  (4) COMPARISONS interleaved comparisons, each one `benchhost run --rounds ROUNDS` with three arms: the
-      reference, a replica of it (identical code: an A/A comparison) and the reference slowed by a spin sized
-      in place to +5% (an A/B one; the table gives the slowdown it really had, the median paired ratio). Each is judged by benchhost itself (the run's paired verdicts, at the
-      default ±3% threshold). Cells are short (30 ms warm-up, 100 ms measurement): between-process noise
-      dominates here, so many short rounds buy more than a few long ones.
-Writes OUT/proof.json and prints the README table.
+Parts (--parts, in this order; each workload's results are saved to OUT/proof.json as soon as they exist, so
+an interrupted proof resumes where it stopped):
+  spin        the spin rounds that slow each workload by ~5%, found in place (bisection, each step a paired
+              run of its own); every later part injects exactly that spin.
+  estimates   benchhost's estimate next to Criterion's, alternating --pairs times, and the wall time of each
+              (benchhost with --target-ci 1% --budget 10s, Criterion with its defaults).
+  interleave  --comparisons runs of `benchhost run --interleave` with three arms: the reference, a replica (the
+              same code: an A/A comparison) and the reference with the spin (an A/B one). Each run gives one
+              verdict of each, judged by benchhost itself at its default ±3% threshold; wall time per
+              comparison is the run's wall time over its two comparisons.
+  against     the same with two builds: `run --plugin-dir B --against A`, where B is the harness plugin built with
+              the `slower` feature (the spin compiled in) and A the plain build; A/A compares A with a copy of
+              the same library file at a second path. --comparisons runs of each.
+  criterion   --trials trials of Criterion's own comparison: `--save-baseline` on the plain code, then
+              `--baseline` on the plain code (A/A) and on the spun code (A/B), counting its verdicts.
 
-usage: python3 benchmarks/harness/proof.py [--pairs 5] [--comparisons 100] [--rounds 10]
+usage: python3 benchmarks/harness/proof.py [--parts spin,interleave,against,criterion] [--comparisons 100]
+                                           [--trials 20] [--pairs 5] [--pairing alternate]
                                            [--workloads noop,copy64k,sort10k,wal] [--out target/proof]
        python3 benchmarks/harness/proof.py --table results/harness-proof.json
 """
-import argparse, glob, itertools, json, os, subprocess, sys, time
+import argparse, json, os, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 BH = os.path.join(TARGET, "release", "benchhost")
+LIB = os.path.join(TARGET, "release", "librig_harness.so")
 WORKLOADS = ["noop", "copy64k", "sort10k", "wal"]
+DECISIONS = ["regressed", "improved", "no_change", "inconclusive", "undefined"]
 
 
 def sh(args, **kw):
@@ -34,56 +42,47 @@ def records(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def benchhost(workload, out, extra):
+def med(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else None
+
+
+def benchhost(out, extra):
+    """One `benchhost run` of the harness rig; its wall time and records."""
     if os.path.exists(out):
         os.remove(out)
     start = time.monotonic()
-    sh([BH, "run", "--plugin", "harness", "--set", f"workload={workload}", "--out", out] + extra, cwd=ROOT)
-    return time.monotonic() - start, [r for r in records(out) if r["kind"] == "measurement"]
+    sh([BH, "run", "--plugin", "harness", "--no-previous", "--out", out] + extra, cwd=ROOT)
+    return time.monotonic() - start, records(out)
 
 
-def criterion(bench_bin, workload, home):
-    start = time.monotonic()
-    sh([bench_bin, "--bench", "--noplot", "--exact", workload], cwd=ROOT, env=dict(os.environ, CRITERION_HOME=home))
-    wall = time.monotonic() - start
-    with open(os.path.join(home, workload, "new", "estimates.json")) as f:
-        est = json.load(f)
-    key = "slope" if est.get("slope") else "mean"
-    point = est[key]["point_estimate"]
-    ci = est["mean"]["confidence_interval"]
-    return wall, point, (ci["upper_bound"] - ci["lower_bound"]) / 2 / est["mean"]["point_estimate"]
+def time_verdicts(recs):
+    return [r for r in recs if r["kind"] == "verdict" and r["verdict"].get("metric") == "time"]
 
 
-def med(xs):
-    return sorted(xs)[len(xs) // 2]
-
-
-SHORT_CELLS = '[defaults]\nwarmup = "30ms"\nmeasurement = "100ms"\nsamples = 10\n'
-
-
-def interleaved(workload, out, name, entries, rounds):
-    """One interleaved run of `entries` (rigs.toml tables of the harness rig); its paired verdicts on time."""
-    config = os.path.join(out, f"{name}.toml")
+def interleaved(workload, out, arms, pairing, rounds=None):
+    """One interleaved run of `arms` (rigs.toml tables of the harness rig): wall time and its time verdicts."""
+    config = os.path.join(out, "arms.toml")
     with open(config, "w") as f:
-        f.write(SHORT_CELLS + "".join(f"[[rig.harness]]\n{e}\n" for e in entries))
-    path = os.path.join(out, f"{workload}-{name}.jsonl")
-    benchhost(workload, path, ["--config", config, "--rounds", str(rounds)])
-    return [r for r in records(path) if r["kind"] == "verdict" and r["verdict"].get("metric") == "time"]
+        f.write("".join(f"[[rig.harness]]\n{a}\n" for a in arms))
+    extra = ["--config", config, "--set", f"workload={workload}", "--interleave", "--pairing", pairing]
+    wall, recs = benchhost(os.path.join(out, "run.jsonl"), extra + (["--rounds", str(rounds)] if rounds else []))
+    return wall, time_verdicts(recs)
 
 
-def spin_for_five_percent(workload, base_ns, out):
-    """The spin rounds that slow `workload` by 5%, found in place. The effect is not proportional (a short spin
-    hides in a memory-bound workload's stalls, then it climbs steeply), so: double from an assumed 1 ns per
-    round until the slowdown passes 5%, then bisect, each step measured paired over 30 interleaved rounds."""
+def find_spin(workload, out, pairing):
+    """The spin rounds that slow `workload` by 5%. The effect is not proportional (a short spin hides in a
+    memory-bound workload's stalls, then it climbs steeply), so: double from 1 round until the slowdown passes
+    5%, then bisect, each step a paired run of its own."""
 
     def slowdown(rounds):
         arms = ["params = { spin_rounds = 0 }", f"params = {{ spin_rounds = {rounds} }}"]
-        return interleaved(workload, out, "spin", arms, 30)[0]["verdict"]["ratio"] - 1
+        return interleaved(workload, out, arms, pairing)[1][0]["verdict"]["ratio"] - 1
 
-    lo, hi = 0, max(1, round(0.05 * base_ns))
+    lo, hi = 0, 1
     while slowdown(hi) < 0.05 and hi < 1_000_000_000:
         lo, hi = hi, hi * 2
-    for _ in range(5):
+    for _ in range(6):
         if hi - lo <= 1:
             break
         mid = (lo + hi) // 2
@@ -91,83 +90,175 @@ def spin_for_five_percent(workload, base_ns, out):
     return hi
 
 
-def half_width(verdict):
-    lo, hi = verdict["verdict"]["ci95"]
-    return (hi - lo) / 2
+def tally(verdicts):
+    decisions = [v["verdict"]["decision"] for v in verdicts]
+    return {d: decisions.count(d) for d in DECISIONS if decisions.count(d)}
+
+
+def summary(aa, ab, walls):
+    half = lambda v: (v["verdict"]["ci95"][1] - v["verdict"]["ci95"][0]) / 2 if v["verdict"].get("ci95") else None
+    return {
+        "aa": tally(aa),
+        "ab": tally(ab),
+        "ab_ratio": med([v["verdict"]["ratio"] for v in ab if v["verdict"].get("ratio")]),
+        "aa_ci_half_width": med([h for h in map(half, aa) if h is not None]),
+        "wall_per_comparison": med(walls),
+        "method": (aa or ab or [{"verdict": {}}])[0]["verdict"].get("method"),
+    }
+
+
+def part_interleave(w, row, args):
+    arms = ["matrix = { replica = [0, 1] }", f"params = {{ spin_rounds = {row['spin_rounds_for_5pct']} }}"]
+    aa, ab, walls = [], [], []
+    for _ in range(args.comparisons):
+        wall, verdicts = interleaved(w, args.out, arms, args.pairing)
+        walls.append(wall / max(1, len(verdicts)))
+        for v in verdicts:
+            (ab if v["variant"]["spin_rounds"] else aa).append(v)
+    return summary(aa, ab, walls)
+
+
+def build_slower(spin, into):
+    """The harness plugin with `spin` rounds compiled in (feature `slower`), copied to `into`; the plain build
+    is restored afterwards (cargo keeps both builds' artifacts, so each rebuild is a relink)."""
+    env = dict(os.environ, HARNESS_SLOWER_SPIN=str(spin))
+    sh(["cargo", "build", "--release", "-p", "rig-harness", "--features", "slower"], cwd=ROOT, env=env)
+    os.makedirs(into, exist_ok=True)
+    shutil.copy(LIB, os.path.join(into, "librig_harness.so"))
+    sh(["cargo", "build", "--release", "-p", "rig-harness"], cwd=ROOT)
+
+
+def part_against(w, row, args):
+    dirs = {name: os.path.join(args.out, f"build-{name}") for name in ["a", "a-copy", "b"]}
+    for name in ["a", "a-copy"]:
+        os.makedirs(dirs[name], exist_ok=True)
+        shutil.copy(LIB, os.path.join(dirs[name], "librig_harness.so"))
+    build_slower(row["spin_rounds_for_5pct"], dirs["b"])
+    aa, ab, walls = [], [], []
+    for i in range(args.comparisons):
+        # Alternate A/A and A/B runs, so both see the same stretch of the machine's weather.
+        for new, verdicts in [("a-copy", aa), ("b", ab)]:
+            extra = ["--plugin-dir", dirs[new], "--against", dirs["a"], "--set", f"workload={w}"]
+            extra += ["--pairing", args.pairing]
+            wall, recs = benchhost(os.path.join(args.out, "against.jsonl"), extra)
+            walls.append(wall)
+            verdicts.extend(time_verdicts(recs))
+    return summary(aa, ab, walls)
+
+
+def criterion_bin():
+    built = sh(["cargo", "bench", "-p", "rig-harness", "--bench", "criterion", "--no-run", "--message-format=json"],
+               cwd=ROOT)
+    return [json.loads(l)["executable"] for l in built.stdout.splitlines()
+            if '"executable":"' in l and "criterion" in l][-1]
+
+
+def criterion(bench_bin, workload, home, spin, baseline_flag):
+    """One Criterion run; its wall time and, for a comparison, its verdict."""
+    env = dict(os.environ, CRITERION_HOME=home, HARNESS_SPIN_ROUNDS=str(spin))
+    start = time.monotonic()
+    out = sh([bench_bin, "--bench", "--noplot", "--exact", workload] + baseline_flag, cwd=ROOT, env=env).stdout
+    wall = time.monotonic() - start
+    if "Performance has regressed" in out:
+        verdict = "regressed"
+    elif "Performance has improved" in out:
+        verdict = "improved"
+    else:  # "No change in performance detected." or "Change within noise threshold."
+        verdict = "no_change"
+    return wall, verdict
+
+
+def part_criterion(w, row, args):
+    bench_bin = criterion_bin()
+    home = os.path.join(args.out, "criterion")
+    aa, ab, walls = {}, {}, []
+    for _ in range(args.trials):
+        saved, _ = criterion(bench_bin, w, home, 0, ["--save-baseline", "proof"])
+        for spin, counts in [(0, aa), (row["spin_rounds_for_5pct"], ab)]:
+            wall, verdict = criterion(bench_bin, w, home, spin, ["--baseline", "proof"])
+            counts[verdict] = counts.get(verdict, 0) + 1
+            # A comparison costs the saved run and the compared one.
+            walls.append(saved + wall)
+    return {"aa": aa, "ab": ab, "wall_per_comparison": med(walls)}
+
+
+def part_estimates(w, row, args):
+    bench_bin = criterion_bin()
+    est = {"ratios": [], "bh_wall": [], "bh_stop": [], "bh_ns": [], "cr_wall": [], "cr_ns": []}
+    for _ in range(args.pairs):
+        wall, recs = benchhost(os.path.join(args.out, "target.jsonl"),
+                               ["--set", f"workload={w}", "--target-ci", "1%", "--budget", "10s"])
+        m = [r for r in recs if r["kind"] == "measurement"][0]
+        home = os.path.join(args.out, "criterion")
+        cr_wall, _ = criterion(bench_bin, w, home, 0, [])
+        with open(os.path.join(home, w, "new", "estimates.json")) as f:
+            e = json.load(f)
+        crit = e["slope" if e.get("slope") else "mean"]["point_estimate"]
+        est["ratios"].append(m["metrics"]["time"]["value"] / crit)
+        est["bh_wall"].append(wall)
+        est["bh_stop"].append(m["cell"].get("stop"))
+        est["bh_ns"].append(m["metrics"]["time"]["value"])
+        est["cr_wall"].append(cr_wall)
+        est["cr_ns"].append(crit)
+    return est
+
+
+PARTS = {"interleave": part_interleave, "against": part_against, "criterion": part_criterion,
+         "estimates": part_estimates}
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("--parts", default="spin,interleave,against,criterion")
     p.add_argument("--comparisons", type=int, default=100)
+    p.add_argument("--trials", type=int, default=20, help="Criterion trials per workload")
+    p.add_argument("--pairs", type=int, default=5, help="estimate pairs per workload")
+    p.add_argument("--pairing", default="alternate", help="benchhost's --pairing for interleave and against")
     p.add_argument("--out", default=os.path.join(TARGET, "proof"))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--rounds", type=int, default=10, help="interleaved rounds per comparison")
     p.add_argument("--table", metavar="PROOF_JSON", help="only print the table of an earlier run's proof.json")
     args = p.parse_args()
     if args.table:
         with open(args.table) as f:
-            return table(json.load(f), args.rounds)
+            return table(json.load(f))
     os.makedirs(args.out, exist_ok=True)
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
-    built = sh(["cargo", "bench", "-p", "rig-harness", "--bench", "criterion", "--no-run", "--message-format=json"], cwd=ROOT)
-    bench_bin = [json.loads(l)["executable"] for l in built.stdout.splitlines() if '"executable":"' in l and "criterion" in l][-1]
-    results = {}
+    path = os.path.join(args.out, "proof.json")
+    results = json.load(open(path)) if os.path.exists(path) else {}
+    parts = args.parts.split(",")
     for w in args.workloads.split(","):
-        row = {"ratios": [], "bh_wall": [], "bh_stop": [], "bh_ci": [], "cr_wall": [], "cr_ci": []}
-        for i in range(args.pairs):
-            wall, recs = benchhost(w, os.path.join(args.out, f"{w}-target.jsonl"), ["--target-ci", "1%", "--budget", "10s"])
-            crit_wall, crit, crit_ci = criterion(bench_bin, w, os.path.join(args.out, "criterion"))
-            m = recs[0]["metrics"]["time"]
-            row["ratios"].append(m["value"] / crit)
-            row["bh_wall"].append(wall)
-            row["bh_stop"].append(recs[0]["cell"].get("stop"))
-            row["bh_ci"].append((m["ci95"][1] - m["ci95"][0]) / 2 / m["value"])
-            row["cr_wall"].append(crit_wall)
-            row["cr_ci"].append(crit_ci)
-            row.setdefault("bh_ns", []).append(m["value"])
-            row.setdefault("cr_ns", []).append(crit)
-        rounds_5 = spin_for_five_percent(w, med(row["bh_ns"]), args.out)
-        arms = ["matrix = { replica = [0, 1] }", f"params = {{ spin_rounds = {rounds_5} }}"]
-        aa, ab = [], []
-        for i in range(args.comparisons):
-            for v in interleaved(w, args.out, "ab", arms, args.rounds):
-                (ab if v["variant"]["spin_rounds"] else aa).append(v)
-        row["spin_rounds_for_5pct"] = rounds_5
-        row["aa"] = {d: [v["verdict"]["decision"] for v in aa].count(d) for d in {v["verdict"]["decision"] for v in aa}}
-        row["ab"] = {d: [v["verdict"]["decision"] for v in ab].count(d) for d in {v["verdict"]["decision"] for v in ab}}
-        row["aa_ci_half_width"] = med([half_width(v) for v in aa])
-        row["ab_ratio"] = med([v["verdict"]["ratio"] for v in ab])
-        results[w] = row
-        print(w, json.dumps(row), file=sys.stderr)
-    with open(os.path.join(args.out, "proof.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    table(results, args.rounds)
+        row = results.setdefault(w, {})
+        if "spin" in parts or "spin_rounds_for_5pct" not in row:
+            row["spin_rounds_for_5pct"] = find_spin(w, args.out, args.pairing)
+        for part in [p for p in parts if p in PARTS]:
+            row[part] = PARTS[part](w, row, args)
+            row[part]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            with open(path, "w") as f:
+                json.dump(results, f, indent=1)
+            print(w, part, json.dumps(row[part]), file=sys.stderr, flush=True)
+    table(results)
 
 
-def table(results, rounds):
-    print("| workload | benchhost | Criterion | ratio (median) | benchhost wall to ±1% (stop) | Criterion wall (CI95 ±) "
-          "| A/A false alarms (CI95 ±) | spin slowdown: detected | rounds for 95% power |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for w, r in results.items():
-        aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
-        alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
-        stops = ",".join(sorted(set(r["bh_stop"])))
-        print(f"| {w} | {med(r['bh_ns']):.2f} ns | {med(r['cr_ns']):.2f} ns | {med(r['ratios']):.3f} | "
-              f"{med(r['bh_wall']):.1f} s ({stops}) | {med(r['cr_wall']):.1f} s (±{100 * med(r['cr_ci']):.2f}%) | "
-              f"{alarms}/{aa_n} (±{100 * r['aa_ci_half_width']:.1f}%) | "
-              f"+{100 * (r['ab_ratio'] - 1):.1f}%: {r['ab'].get('regressed', 0)}/{ab_n} | "
-              f"{rounds_for_power(r['aa_ci_half_width'], rounds)} |")
+def table(results):
+    print("| workload | tool, mode | A/A: no_change / false alarms | A/B (+spin): regressed / improved | "
+          "slowdown (median ratio) | A/A CI95 ± (median) | wall per comparison |")
+    print("|---|---|---|---|---|---|---|")
+    for w, row in results.items():
+        for part, label in [("interleave", "benchhost --interleave"), ("against", "benchhost --against"),
+                            ("criterion", "Criterion 0.8 --baseline")]:
+            r = row.get(part)
+            if not r:
+                continue
+            if r.get("method"):
+                label += f" ({r['method']['mode']}, {r['method']['processes']} processes)"
+            aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
+            alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
+            ratio = f"+{100 * (r['ab_ratio'] - 1):.1f}%" if r.get("ab_ratio") else "–"
+            half = f"±{100 * r['aa_ci_half_width']:.2f}%" if r.get("aa_ci_half_width") else "–"
+            print(f"| {w} | {label} | {r['aa'].get('no_change', 0)}/{aa_n} / {alarms}/{aa_n} | "
+                  f"{r['ab'].get('regressed', 0)}/{ab_n} / {r['ab'].get('improved', 0)}/{ab_n} | {ratio} | {half} | "
+                  f"{r['wall_per_comparison']:.1f} s |")
 
-
-def rounds_for_power(half_width, rounds, effect=0.05, threshold=0.03):
-    """Rounds a paired comparison needs to call `effect` a regression 95% of the time at `threshold`, with the
-    per-round spread implied by the A/A intervals (half-width = t(0.975, rounds-1) * sd / sqrt(rounds))."""
-    if effect <= threshold:
-        return "never (effect within the threshold)"
-    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 8: 2.36, 10: 2.26, 15: 2.14, 20: 2.09}.get(rounds, 2.0)
-    sd = half_width * rounds ** 0.5 / t
-    return f"~{((1.96 + 1.645) * sd / (effect - threshold)) ** 2:.0f}"
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,24 @@ use std::hint::black_box;
 use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, Rig, RigError, SetupContext};
 use serde::Deserialize;
 
-use crate::workloads::{State, Workload, sort};
+use crate::workloads::{State, Workload, sort, spin};
+
+/// The spin compiled into a build with the `slower` feature: `HARNESS_SLOWER_SPIN` rounds per iteration, read
+/// when the plugin is compiled (0 without the feature). It makes a second build of the same tree with a
+/// compiled-in change, as `proof.py` needs for `run --against`.
+pub const BUILT_IN_SPIN: u64 = if cfg!(feature = "slower") { rounds(option_env!("HARNESS_SLOWER_SPIN")) } else { 0 };
+
+/// `text` as a number of rounds (0 when absent); a build with a malformed value fails to compile.
+const fn rounds(text: Option<&str>) -> u64 {
+    let Some(text) = text else { return 0 };
+    let (bytes, mut i, mut n) = (text.as_bytes(), 0, 0u64);
+    while i < bytes.len() {
+        assert!(bytes[i].is_ascii_digit(), "HARNESS_SLOWER_SPIN must be a number of rounds");
+        n = n * 10 + (bytes[i] - b'0') as u64;
+        i += 1;
+    }
+    n
+}
 
 /// Parameters of `harness`.
 #[derive(Deserialize)]
@@ -57,7 +74,7 @@ impl Rig for Harness {
             state: State::new(p.workload),
             workload: p.workload,
             inputs: vec![],
-            extra_rounds: p.spin_rounds as u64,
+            extra_rounds: p.spin_rounds as u64 + BUILT_IN_SPIN,
         };
         Ok(rig)
     }
@@ -93,14 +110,6 @@ impl Rig for Harness {
     }
 }
 
-fn spin(rounds: u64) -> u64 {
-    let mut x = black_box(1u64);
-    for _ in 0..rounds {
-        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407));
-    }
-    x
-}
-
 benchhost_plugin_api::export_rigs![Harness];
 
 #[cfg(test)]
@@ -117,5 +126,11 @@ mod tests {
         }
         assert_eq!(sort(vec![5, 3, 9]), 3);
         assert_eq!(State::new(Workload::Wal).run(), 1000, "the round trip returns every row");
+    }
+
+    #[test]
+    fn the_compiled_in_spin_is_read_as_a_number() {
+        assert_eq!((rounds(Some("25752")), rounds(Some("")), rounds(None)), (25752, 0, 0));
+        assert_eq!(BUILT_IN_SPIN, 0, "the tests build without the `slower` feature");
     }
 }

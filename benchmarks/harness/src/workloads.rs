@@ -94,3 +94,12 @@ pub fn sort(mut input: Vec<u64>) -> u64 {
     input.sort_unstable();
     input[0]
 }
+
+/// `rounds` of dependent arithmetic: a known amount of extra work per iteration (the injected slowdown).
+pub fn spin(rounds: u64) -> u64 {
+    let mut x = black_box(1u64);
+    for _ in 0..rounds {
+        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407));
+    }
+    x
+}

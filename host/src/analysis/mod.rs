@@ -1,7 +1,7 @@
 //! Conclusions drawn from records: verdicts against a baseline, between interleaved arms or builds, and this
 //! host's noise floor. Pure: records in, verdict records out.
 
-pub(crate) mod alternate;
 pub(crate) mod calibrate;
 pub(crate) mod compare;
+pub(crate) mod duel;
 pub(crate) mod rounds;

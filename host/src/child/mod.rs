@@ -55,6 +55,9 @@ pub fn main() -> i32 {
 
 fn run_cell(task: &CellTask, out: &mut Protocol) {
     out.send(&Message::Phase { phase: Phase::Load });
+    if let Some(Err(e)) = task.cpu.map(crate::proc::cpus::pin) {
+        return out.error(Phase::Load, RigError::new(format!("pinning to core {}: {e}", task.cpu.unwrap_or(0))));
+    }
     if let Some(Err(e)) = task.plan.memory_limit.map(heap::limit) {
         return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
     }

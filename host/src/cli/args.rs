@@ -97,15 +97,18 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) baseline: Option<String>,
     /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
-    /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm.
+    /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm. With
+    /// `--pairing alternate`, N processes per pair of arms [default: 6].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,
-    /// Same as --rounds 5.
+    /// Compare each arm with its rig's first arm, paired (--pairing): 6 processes per pair of arms for
+    /// iterations-style rigs, 5 rounds for run-style ones, unless --rounds.
     #[arg(long)]
     pub(crate) interleave: bool,
     /// How paired arms (--interleave, --against) are measured: `alternate` puts two arms in one process with
     /// their samples alternating, over --rounds processes (iterations-style rigs; the default for them);
-    /// `rounds` runs each arm in a process of its own per round (the default for run-style rigs).
+    /// `concurrent` runs the two arms at once, one process each on a core of its own; `rounds` runs each arm in
+    /// a process of its own per round (the default for run-style rigs).
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) pairing: Option<Pairing>,
     /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
@@ -242,6 +245,8 @@ pub(crate) enum Format {
 pub(crate) enum Pairing {
     // Both arms in one process, samples alternating; iterations-style rigs.
     Alternate,
+    // Both arms at once, one process each, on two cores.
+    Concurrent,
     // Each arm in a process of its own per round.
     Rounds,
 }

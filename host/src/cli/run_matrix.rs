@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use benchhost_plugin_api::{Descriptor, Style};
 
-use crate::analysis::{alternate, compare};
+use crate::analysis::{compare, duel};
 use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::commands::{calibrations_in, current_exe, existing_records, resolve};
 use crate::plan::matrix;
@@ -48,15 +48,20 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
     let paired = args.interleave || args.rounds.is_some_and(|r| r > 1) || other.is_some();
     let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
-    let duels = match args.pairing.unwrap_or(Pairing::Alternate) {
-        Pairing::Alternate if paired => {
-            let sample_paired = |rig: &str| loader.rig(rig).is_some_and(|(_, d)| d.style == Style::Iterations);
-            duels::duels_of(&cells, other.is_some(), &sample_paired)
-        }
-        _ => vec![],
+    let duels = match paired {
+        true => duels::duels_of(&cells, other.is_some(), &|rig| duel_mode(args.pairing, &loader, rig)),
+        false => vec![],
     };
+    let cores = crate::proc::cpus::allowed().len();
+    if duels.iter().any(|d| d.mode == duels::Mode::Concurrent) && cores < 2 {
+        bail!(
+            "--pairing concurrent runs the two arms of a comparison at once, one per core, and this machine lets \
+             benchhost use {cores} core (its affinity mask): use --pairing alternate or rounds"
+        );
+    }
     let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds };
-    let mixed = duels::run_all(&cells, &duels, &mut ctx, &mut sink)?;
+    let processes = args.rounds.unwrap_or(duels::PROCESSES);
+    let mixed = duels::run_all(&cells, &duels, processes, &mut ctx, &mut sink)?;
     let ran = &mixed.ran;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = ran
@@ -79,7 +84,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         show_change(&existing, &records, &threshold, &run_info, &args.out)?;
     }
     let mut verdicts = paired_verdicts(&mixed.in_rounds, args.against.as_deref(), rounds, &threshold, &run_info);
-    verdicts.extend(duel_verdicts(&mixed, &duels, &loader, args.against.as_deref(), &threshold, &run_info));
+    verdicts.extend(duel_verdicts(&mixed, &duels, args.against.as_deref(), &threshold, &run_info));
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -121,29 +126,40 @@ fn paired_verdicts(
     Vec::new()
 }
 
-/// The verdicts of the duels (`--pairing alternate`): each arm against its reference, or this build against
-/// the other. Duels with a failed arm have none (their failures are records of their own).
+/// How the arms of `rig` are paired: `--pairing` when given (a run-style rig cannot alternate: it runs in
+/// rounds), else as the proof found best for its style: alternating samples for iterations-style rigs, rounds
+/// for run-style ones. `None` is rounds.
+fn duel_mode(pairing: Option<Pairing>, loader: &Loader, rig: &str) -> Option<duels::Mode> {
+    let style = loader.rig(rig)?.1.style;
+    match (pairing, style) {
+        (Some(Pairing::Rounds), _) | (Some(Pairing::Alternate) | None, Style::Run) => None,
+        (Some(Pairing::Alternate) | None, Style::Iterations) => Some(duels::Mode::Alternate),
+        (Some(Pairing::Concurrent), _) => Some(duels::Mode::Concurrent),
+    }
+}
+
+/// The verdicts of the duels (`--pairing alternate` or `concurrent`): each arm against its reference, or this
+/// build against the other. Duels with a failed arm have none (their failures are records of their own).
 fn duel_verdicts(
     mixed: &duels::Mixed,
     duels: &[duels::Duel],
-    loader: &Loader,
     against: Option<&Path>,
     threshold: compare::Threshold<'_>,
     run_info: &benchhost_record::RunInfo,
 ) -> Vec<Record> {
     let mut verdicts = Vec::new();
-    for (&[a, b], processes) in duels.iter().zip(&mixed.dueled.processes) {
+    for (duel, estimates) in duels.iter().zip(&mixed.dueled.estimates) {
+        let [a, b] = duel.arms;
         let (reference, arm) = (&mixed.ran.records[a], &mixed.ran.records[b]);
         if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
             continue;
         }
-        let Some((_, descriptor)) = loader.rig(&arm.bench) else { continue };
         let label = match against {
             Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
             None => reference.variant.clone(),
         };
-        let paired = alternate::Paired { arm, reference, against: label, processes };
-        verdicts.extend(alternate::verdicts(&paired, descriptor, threshold, run_info));
+        let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
+        verdicts.extend(duel::verdicts(&paired, threshold, run_info));
     }
     verdicts
 }

@@ -116,7 +116,7 @@ pub fn run_child(
         escaped: vec![],
     };
     watch.follow(&rx, start + deadline, on_message);
-    crate::proc::interrupt::leave();
+    crate::proc::interrupt::leave(pid);
     // Bounded like every other wait: a process that left the cell's group may still hold its stderr open.
     let stderr_tail = tail_rx.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| {
         vec!["[benchhost: stderr still held open by a process outside the cell; tail not collected]".into()]
@@ -326,7 +326,7 @@ fn reap(pid: libc::pid_t, tx: mpsc::Sender<Event>) {
     }
     // Leftover grandchildren die with the cell, also those that left its process group.
     let escaped = crate::proc::reaper::sweep(pid, DRAIN_GRACE);
-    crate::proc::interrupt::leave();
+    crate::proc::interrupt::leave(pid);
     let mut status = 0;
     // Safety: rusage is plain old data, filled by the kernel.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

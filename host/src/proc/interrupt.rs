@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The first signal received, or 0.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// The process group of the cell (or probe) running now, or 0.
-static GROUP: AtomicI32 = AtomicI32::new(0);
+/// The process groups of the cells (or probes) running now, or 0: two at most (`--pairing concurrent`).
+static GROUPS: [AtomicI32; 2] = [AtomicI32::new(0), AtomicI32::new(0)];
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
@@ -32,10 +32,12 @@ extern "C" fn on_signal(signal: libc::c_int) {
         // Safety: _exit is async-signal-safe.
         unsafe { libc::_exit(128 + signal) };
     }
-    let group = GROUP.load(Ordering::SeqCst);
-    if group > 0 {
-        // Safety: kill is async-signal-safe; the group is the running cell's.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
+    for slot in &GROUPS {
+        let group = slot.load(Ordering::SeqCst);
+        if group > 0 {
+            // Safety: kill is async-signal-safe; the group is a running cell's.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
     }
 }
 
@@ -47,14 +49,17 @@ pub fn received() -> Option<i32> {
     }
 }
 
-/// `group` is the process group to kill on a signal, until [`leave`].
+/// `group` is a process group to kill on a signal, until [`leave`]. With both slots taken (never: at most two
+/// cells run at once) the watch's own poll of [`received`] still kills it within 100 ms.
 pub fn enter(group: libc::pid_t) {
-    GROUP.store(group, Ordering::SeqCst);
+    let _ = GROUPS.iter().find(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok());
 }
 
-/// No process group is running any more.
-pub fn leave() {
-    GROUP.store(0, Ordering::SeqCst);
+/// Process group `group` is not running any more.
+pub fn leave(group: libc::pid_t) {
+    for slot in &GROUPS {
+        let _ = slot.compare_exchange(group, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 /// The command was interrupted while `cell` ran: its error, which `main` turns into exit code 128 + signal.

@@ -75,6 +75,9 @@ pub struct CellTask {
     pub scratch_dir: PathBuf,
     /// `--quick`.
     pub quick: bool,
+    /// The core to pin the child to before the plugin loads (`--pairing concurrent`).
+    #[serde(default)]
+    pub cpu: Option<usize>,
 }
 
 pub(crate) use benchhost_record::Phase;

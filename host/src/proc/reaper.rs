@@ -38,7 +38,9 @@ pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
     loop {
         // Safety: signalling a process group we created.
         unsafe { libc::killpg(group, libc::SIGKILL) };
-        let adopted = adopted_children();
+        // Orphans in the group of another cell still running (`--pairing concurrent`) are that cell's.
+        let others: BTreeSet<libc::pid_t> = spawned().into_iter().filter(|&p| p != group).collect();
+        let adopted: Vec<_> = adopted_children().into_iter().filter(|(_, pgid, _)| !others.contains(pgid)).collect();
         for (pid, pgid, name) in &adopted {
             let pid = *pid;
             if *pgid != group {
@@ -72,11 +74,16 @@ fn processes() -> impl Iterator<Item = (libc::pid_t, libc::pid_t, libc::pid_t, S
     })
 }
 
+/// The children we started and have not reaped yet.
+fn spawned() -> BTreeSet<libc::pid_t> {
+    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Our children that we did not start: (pid, process group, name).
 fn adopted_children() -> Vec<(libc::pid_t, libc::pid_t, String)> {
     // Safety: getpid cannot fail.
     let me = unsafe { libc::getpid() };
-    let spawned = SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let spawned = spawned();
     processes()
         .filter(|(pid, ppid, _, _)| *ppid == me && !spawned.contains(pid))
         .map(|(pid, _, pgid, name)| (pid, pgid, name))

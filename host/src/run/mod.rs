@@ -2,6 +2,7 @@
 //! written the moment the cell ends, with the provenance of the run and the text it prints as it goes.
 
 pub(crate) mod conditions;
+pub(crate) mod duel_process;
 pub(crate) mod duels;
 pub(crate) mod evaluate;
 pub(crate) mod output;

@@ -23,6 +23,20 @@ pub trait Executor {
     fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
     /// Runs two arms of one rig in one process, samples alternating (`--pairing alternate`).
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
+    /// Runs two cells at once, each in its own process pinned to its own core (`--pairing concurrent`).
+    fn execute_pair(&mut self, pair: PairRun<'_>) -> [ChildRun; 2];
+}
+
+/// Two cells run at once, as the runner asks for them.
+pub struct PairRun<'a> {
+    /// The two arms, the reference first.
+    pub cells: [&'a Cell; 2],
+    /// Their scratch directories.
+    pub scratch: [&'a Path; 2],
+    /// Their logs.
+    pub logs: [&'a Path; 2],
+    /// The core each is pinned to.
+    pub cpus: [usize; 2],
 }
 
 /// One process of a duel, as the runner asks for it.
@@ -55,6 +69,20 @@ impl Executor for ChildExecutor<'_> {
         run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
     }
 
+    fn execute_pair(&mut self, pair: PairRun<'_>) -> [ChildRun; 2] {
+        let tasks = [0, 1]
+            .map(|s| Task::Cell(CellTask { cpu: Some(pair.cpus[s]), ..self.task(pair.cells[s], pair.scratch[s]) }));
+        let exe = &self.exe;
+        std::thread::scope(|scope| {
+            let run = |s: usize| {
+                let (task, deadline, log) = (&tasks[s], pair.cells[s].deadline, pair.logs[s]);
+                scope.spawn(move || run_child(exe, task, deadline, Some(log), &mut |_| {}))
+            };
+            let (a, b) = (run(0), run(1));
+            [a, b].map(|h| h.join().unwrap_or_else(|_| failed_spawn("the thread watching the child panicked".into())))
+        })
+    }
+
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
         let [a, b] = duel.cells;
         let task = Task::Duel(Box::new(DuelTask {
@@ -80,6 +108,7 @@ impl ChildExecutor<'_> {
             plan: cell.plan,
             scratch_dir: scratch.to_owned(),
             quick: self.quick,
+            cpu: None,
         }
     }
 }

@@ -88,20 +88,22 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no results file or baseline named `nope`"));
 }
 
-/// The records of `run --rounds ROUNDS` over two arms of the healthy rig (200 and 600 µs per iteration).
-fn two_arms_interleaved(rounds: &str) -> Vec<benchhost_record::Record> {
+/// The records of `run --rounds ROUNDS --pairing PAIRING` over two arms of the healthy rig (200 and 600 µs per
+/// iteration).
+fn two_arms_interleaved(rounds: &str, pairing: &str) -> Vec<benchhost_record::Record> {
     let sandbox = Sandbox::new();
     let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
     sandbox.write("rigs.toml", config);
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--rounds", rounds, "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.args(["run", "--rounds", rounds, "--pairing", pairing, "--out", "r.jsonl", "--plugin-dir"])
+        .arg(fault_plugins());
     cmd.assert().success();
     sandbox.records("r.jsonl").0
 }
 
 #[test]
 fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
-    let records = two_arms_interleaved("3");
+    let records = two_arms_interleaved("3", "rounds");
     let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
     for r in &records[..2] {
@@ -118,7 +120,7 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
 
 #[test]
 fn every_other_round_runs_the_arms_in_reverse_order() {
-    let records = two_arms_interleaved("2");
+    let records = two_arms_interleaved("2", "rounds");
     // Round 2 runs 600 then 200, and a cell's record is written when its last round ends.
     let order: Vec<_> = records.iter().map(|r| (r.kind, r.variant["sleep_us"].as_i64())).collect();
     assert_eq!(order, [(Kind::Measurement, Some(600)), (Kind::Measurement, Some(200)), (Kind::Verdict, Some(600))]);
@@ -177,7 +179,7 @@ fn another_build_runs_as_a_twin_of_every_cell_and_is_judged_round_by_round() {
     let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nparams = { sleep_us = 200 }\n";
     sandbox.write("rigs.toml", config);
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"])
+    cmd.args(["run", "--rounds", "3", "--pairing", "rounds", "--out", "r.jsonl", "--plugin-dir"])
         .arg(fault_plugins())
         .arg("--against")
         .arg(fault_plugins());

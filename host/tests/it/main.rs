@@ -17,6 +17,7 @@ mod input;
 mod kafka;
 mod kill;
 mod lakehouse;
+mod pairing;
 mod shard;
 mod trust;
 mod verify;

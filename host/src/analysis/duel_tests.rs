@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use benchhost_plugin_api::{Descriptor, Metric, Unit};
+use benchhost_record::MetricValue;
 use serde_json::json;
 
 use super::*;
@@ -11,22 +12,24 @@ fn run() -> RunInfo {
 
 fn arm(variant: i64) -> Record {
     let variant = BTreeMap::from([("spin".to_string(), json!(variant))]);
-    Record::measurement_for_tests("harness", run(), variant, BTreeMap::new())
+    let metric =
+        |unit: &str, hib| MetricValue { value: 1.0, unit: unit.into(), higher_is_better: hib, ci95: None, n: None };
+    let metrics =
+        BTreeMap::from([("throughput".to_string(), metric("MB/s", true)), ("time".to_string(), metric("ns", false))]);
+    Record::measurement_for_tests("harness", run(), variant, metrics)
 }
 
-/// A process of `pairs` pairs where side 1 takes `ratio` times side 0, with a slow phase (x1.5 on both)
-/// over a third of it and one preempted sample (x1.4 on side 1 alone).
-fn process(ratio: f64, pairs: usize, counters: [u64; 2]) -> Process {
-    let pairs = (0..pairs)
+/// The pairs of a process where side 1 takes `ratio` times side 0, with a slow phase (x1.5 on both) over a
+/// third of it and one preempted sample (x1.4 on side 1 alone).
+fn pairs(ratio: f64, n: usize) -> Vec<(u64, [u64; 2])> {
+    (0..n)
         .map(|i| {
             let phase = if i % 3 == 0 { 1.5 } else { 1.0 };
             let preempted = if i == 7 { 1.4 } else { 1.0 };
             let a = (10_000_000.0 * phase) as u64;
             (1000, [a, (a as f64 * ratio * preempted) as u64])
         })
-        .collect();
-    let counters = counters.map(|c| BTreeMap::from([("bytes".to_string(), c)]));
-    Process { pairs, counters }
+        .collect()
 }
 
 fn descriptor() -> Descriptor {
@@ -37,14 +40,19 @@ fn descriptor() -> Descriptor {
     ))
 }
 
+fn process(ratio: f64, n: usize, bytes: [u64; 2]) -> Estimate {
+    let counters = bytes.map(|c| BTreeMap::from([("bytes".to_string(), c)]));
+    from_pairs(&descriptor(), &pairs(ratio, n), &counters)
+}
+
 fn threshold(_: &Record, _: &str) -> f64 {
     0.03
 }
 
-fn judged(processes: &[Process]) -> Vec<Verdict> {
+fn judged(estimates: &[Estimate], mode: &str) -> Vec<Verdict> {
     let (a, b) = (arm(0), arm(1));
-    let paired = Paired { arm: &b, reference: &a, against: a.variant.clone(), processes };
-    verdicts(&paired, &descriptor(), &threshold, &run()).into_iter().map(|r| r.verdict.unwrap()).collect()
+    let paired = Paired { arm: &b, reference: &a, against: a.variant.clone(), estimates, mode };
+    verdicts(&paired, &threshold, &run()).into_iter().map(|r| r.verdict.unwrap()).collect()
 }
 
 #[test]
@@ -59,8 +67,21 @@ fn the_trimmed_mean_drops_a_tenth_at_each_end() {
 
 #[test]
 fn a_shared_slow_phase_cancels_within_each_pair_and_a_preempted_pair_is_trimmed() {
-    let p = process(1.05, 60, [64, 64]);
-    assert!((p.estimate().unwrap() - 1.05f64.ln()).abs() < 1e-6, "{:?}", p.estimate());
+    let e = process(1.05, 60, [64, 64]);
+    assert!((e.log_ratios["time"] - 1.05f64.ln()).abs() < 1e-6, "{e:?}");
+    assert!((e.log_ratios["throughput"] + 1.05f64.ln()).abs() < 1e-6, "the rate's ratio is the time's inverted");
+    assert_eq!(e.pairs, 60);
+    // Twice the bytes in the same time per iteration is twice the throughput.
+    assert!((process(1.0, 20, [64, 128]).log_ratios["throughput"] - 2f64.ln()).abs() < 1e-9);
+}
+
+#[test]
+fn two_concurrent_records_give_the_log_ratio_of_each_metric() {
+    let (a, mut b) = (arm(0), arm(1));
+    b.metrics.get_mut("time").unwrap().value = 1.1;
+    let e = from_records(&a, &b);
+    assert!((e.log_ratios["time"] - 1.1f64.ln()).abs() < 1e-12 && e.log_ratios["throughput"] == 0.0);
+    assert_eq!(e.pairs, 1);
 }
 
 #[test]
@@ -79,26 +100,22 @@ fn the_rule_wants_significance_and_an_estimate_beyond_the_threshold() {
 }
 
 #[test]
-fn a_slowdown_is_regressed_identical_arms_are_no_change_and_rates_follow_their_counters() {
-    let slower: Vec<Process> = [1.049, 1.052, 1.050, 1.051].iter().map(|r| process(*r, 60, [64, 64])).collect();
-    let v = judged(&slower);
-    assert_eq!(v.len(), 2, "time and the rate over it");
+fn a_slowdown_is_regressed_and_identical_arms_are_no_change() {
+    let slower: Vec<Estimate> = [1.049, 1.052, 1.050, 1.051].iter().map(|r| process(*r, 60, [64, 64])).collect();
+    let v = judged(&slower, "alternate");
+    assert_eq!(v.len(), 2, "the rate and the time");
     assert_eq!((v[0].decision, v[1].decision), (Decision::Regressed, Decision::Regressed));
-    assert!((v[0].ratio.unwrap() - 1.0505).abs() < 1e-3);
-    assert!((v[1].ratio.unwrap() - 1.0 / 1.0505).abs() < 1e-3, "the rate's ratio is the time's inverted");
-    let method = v[0].method.as_ref().unwrap();
+    assert!((v[1].ratio.unwrap() - 1.0505).abs() < 1e-3);
+    let method = v[1].method.as_ref().unwrap();
     assert_eq!((method.mode.as_str(), method.processes, method.pairs_per_process), ("alternate", 4, 60));
     assert_eq!(method.rule, RULE);
-    let same: Vec<Process> = [1.003, 0.998, 1.001, 0.999].iter().map(|r| process(*r, 60, [64, 64])).collect();
-    assert!(judged(&same).iter().all(|v| v.decision == Decision::NoChange));
-    // Twice the bytes in the same time per iteration is twice the throughput.
-    let v = judged(&[process(1.0, 20, [64, 128]), process(1.0, 20, [64, 128])]);
-    assert!((v[1].ratio.unwrap() - 2.0).abs() < 1e-9 && v[1].decision == Decision::Improved);
+    let same: Vec<Estimate> = [1.003, 0.998, 1.001, 0.999].iter().map(|r| process(*r, 60, [64, 64])).collect();
+    assert!(judged(&same, "concurrent").iter().all(|v| v.decision == Decision::NoChange));
 }
 
 #[test]
 fn one_process_gives_no_interval_and_says_why() {
-    let v = judged(&[process(1.05, 60, [64, 64])]);
+    let v = judged(&[process(1.05, 60, [64, 64])], "alternate");
     assert_eq!(v[0].decision, Decision::Inconclusive);
     assert!(v[0].ci95.is_none() && v[0].reason.as_deref().unwrap().contains("at least two"), "{v:?}");
 }

@@ -1,0 +1,218 @@
+//! Verdicts of duels: two arms measured side by side, each process (or pair of processes) giving one paired
+//! estimate per metric, and the verdict taken over the processes. Two ways to measure side by side:
+//! - `alternate`: both arms in one process, samples alternating; each pair of samples gives one log ratio
+//!   (same iterations on both sides) and the process's estimate is their trimmed mean;
+//! - `concurrent`: each arm in a process of its own, both running at once on two cores; the estimate is the
+//!   log ratio of the two records.
+//!
+//! The interval is a Student-t interval over processes, so what differs between processes (code layout, where
+//! the allocator put things, a slow phase that lasted a whole process) is in it, not hidden by the thousands of
+//! pairs inside each. Pure.
+
+use std::collections::BTreeMap;
+
+use benchhost_plugin_api::{Descriptor, Source};
+
+use crate::analysis::compare;
+use crate::stats;
+use benchhost_record::{Decision, Method, Record, RunInfo, Verdict};
+
+/// What one process of a duel says: per metric, the log ratio of side 1 over side 0, and how many pairs of
+/// measurements it rests on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    /// Metric name → ln(side 1 / side 0).
+    pub log_ratios: BTreeMap<String, f64>,
+    /// Pairs of measurements behind it (1 for two concurrent processes).
+    pub pairs: u64,
+}
+
+/// Fraction cut at each end of a process's pair log ratios.
+pub const TRIM: f64 = 0.1;
+
+/// The estimate of an `alternate` process from its pairs (iterations, side 0's ns, side 1's ns) and both
+/// arms' teardown counters: times per iteration from the pairs' trimmed mean log ratio, rates over them scaled
+/// by the ratio of their counters, counters as they are. A pair one of whose samples a preemption hit reads
+/// 10-50% off; a plain mean would carry it, a median would throw away much of what the other pairs know (the
+/// trimmed mean keeps ~95% of the mean's efficiency on clean data).
+pub fn from_pairs(
+    descriptor: &Descriptor,
+    pairs: &[(u64, [u64; 2])],
+    counters: &[BTreeMap<String, u64>; 2],
+) -> Estimate {
+    let logs: Vec<f64> =
+        pairs.iter().filter(|(_, [a, b])| *a > 0 && *b > 0).map(|(_, [a, b])| (*b as f64 / *a as f64).ln()).collect();
+    let time = trimmed_mean(&logs, TRIM);
+    let counter = |c: &str| match (counters[0].get(c), counters[1].get(c)) {
+        (Some(&a), Some(&b)) if a > 0 && b > 0 => Some((b as f64 / a as f64).ln()),
+        _ => None,
+    };
+    let log_ratios = descriptor
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            let value = match &m.source {
+                Source::IterTime => time?,
+                Source::Rate { counter: c } => counter(c)? - time?,
+                Source::Counter { counter: c } => counter(c)?,
+                Source::Observed => return None,
+            };
+            Some((m.name.clone(), value))
+        })
+        .collect();
+    Estimate { log_ratios, pairs: logs.len() as u64 }
+}
+
+/// The estimate of two records measured at the same time, one per arm: the log ratio of every metric both
+/// have with positive values.
+pub fn from_records(a: &Record, b: &Record) -> Estimate {
+    let log_ratios = b
+        .metrics
+        .iter()
+        .filter_map(|(name, m)| {
+            let base = a.metrics.get(name)?.value;
+            (base > 0.0 && m.value > 0.0).then(|| (name.clone(), (m.value / base).ln()))
+        })
+        .collect();
+    Estimate { log_ratios, pairs: 1 }
+}
+
+/// The mean of `values` without the `trim` fraction at each end; `None` when empty.
+pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let cut = ((sorted.len() as f64 * trim).floor() as usize).min((sorted.len() - 1) / 2);
+    let kept = &sorted[cut..sorted.len() - cut];
+    Some(kept.iter().sum::<f64>() / kept.len() as f64)
+}
+
+/// The decision rule of duel verdicts (see [`decide`]).
+pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
+    +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive";
+
+/// Decides from the estimate, its CI95 and its CI90 (ratios): a change is a change when it is significant and
+/// its estimate is beyond the threshold; no change when equivalence within the threshold is shown. Tango's
+/// rule (|z| past its cut and the estimate past the threshold) needs ~4.6x fewer samples than asking the whole
+/// CI95 to clear the threshold, at the same false-alarm rate when the noise is as small as pairing makes it.
+pub fn decide(ratio: f64, ci95: [f64; 2], ci90: [f64; 2], higher_is_better: bool, threshold: f64) -> Decision {
+    let worse = |r: f64| if higher_is_better { 1.0 / r } else { r };
+    let flip = |[lo, hi]: [f64; 2]| if higher_is_better { [1.0 / hi, 1.0 / lo] } else { [lo, hi] };
+    let (estimate, [lo95, hi95], [lo90, hi90]) = (worse(ratio), flip(ci95), flip(ci90));
+    let (up, down) = (1.0 + threshold, 1.0 / (1.0 + threshold));
+    if lo95 > 1.0 && estimate > up {
+        Decision::Regressed
+    } else if hi95 < 1.0 && estimate < down {
+        Decision::Improved
+    } else if lo90 >= down && hi90 <= up {
+        Decision::NoChange
+    } else {
+        Decision::Inconclusive
+    }
+}
+
+/// One comparison's inputs.
+pub struct Paired<'a> {
+    /// The arm compared (its record gives the series and the metrics' directions).
+    pub arm: &'a Record,
+    /// The reference arm.
+    pub reference: &'a Record,
+    /// What the verdict's `against` says: the reference arm's parameters, or the other build.
+    pub against: BTreeMap<String, serde_json::Value>,
+    /// Each process's estimate.
+    pub estimates: &'a [Estimate],
+    /// `alternate` or `concurrent`.
+    pub mode: &'a str,
+}
+
+/// One verdict per metric of the arm that the processes estimated.
+pub fn verdicts(paired: &Paired<'_>, threshold: compare::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+    let pairs_per_process = paired.estimates.iter().map(|e| e.pairs).max().unwrap_or(0);
+    let test = match paired.mode {
+        "alternate" => {
+            "paired: samples alternating in one process, each process's trimmed mean log ratio; Student-t \
+            intervals over processes"
+        }
+        _ => {
+            "paired: both arms at once, one process each on its own core; Student-t intervals of the log ratios \
+            over rounds"
+        }
+    };
+    let label: Vec<String> = paired.against.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut verdicts = Vec::new();
+    for (name, metric) in &paired.arm.metrics {
+        let logs: Vec<f64> = paired.estimates.iter().filter_map(|e| e.log_ratios.get(name).copied()).collect();
+        let Some(summary) = stats::summarize(&logs) else { continue };
+        let threshold = threshold(paired.arm, name);
+        let ratio = summary.mean.exp();
+        let mut verdict = Verdict {
+            metric: Some(name.clone()),
+            test: test.into(),
+            baseline: None,
+            against: Some(paired.against.clone()),
+            ratio: Some(ratio),
+            ci95: None,
+            higher_is_better: Some(metric.higher_is_better),
+            threshold,
+            decision: Decision::Inconclusive,
+            reason: None,
+            method: Some(Method {
+                mode: paired.mode.into(),
+                processes: logs.len() as u64,
+                pairs_per_process,
+                rule: RULE.into(),
+                libraries: libraries(paired.arm, paired.reference),
+            }),
+        };
+        let note = match intervals(&logs) {
+            Some((ci95, ci90)) => {
+                verdict.decision = decide(ratio, ci95, ci90, metric.higher_is_better, threshold);
+                verdict.ci95 = Some(ci95);
+                format!(
+                    "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} processes ({}, {pairs_per_process} pairs \
+                     each), threshold ±{:.1}%",
+                    verdict.decision.name(),
+                    ci95[0],
+                    ci95[1],
+                    label.join(" "),
+                    logs.len(),
+                    paired.mode,
+                    threshold * 100.0
+                )
+            }
+            None => {
+                let why = "one process gives no interval across processes: run at least two (--rounds)".to_string();
+                verdict.reason = Some(why.clone());
+                format!("{name} inconclusive: x{ratio:.4}; {why}")
+            }
+        };
+        verdicts.push(Record::verdict_on(paired.arm, verdict, note, run.clone()));
+    }
+    verdicts
+}
+
+/// The CI95 and CI90 of the mean of the per-process log ratios, as ratios; `None` below two processes.
+fn intervals(logs: &[f64]) -> Option<([f64; 2], [f64; 2])> {
+    let s = stats::summarize(logs)?;
+    if s.n < 2 {
+        return None;
+    }
+    let se = s.stddev / (s.n as f64).sqrt();
+    let ci = |t: f64| [(s.mean - t * se).exp(), (s.mean + t * se).exp()];
+    Some((ci(stats::t_975(s.n - 1)), ci(stats::t_95(s.n - 1))))
+}
+
+/// Both libraries' SHA-256 when the arms ran from two different files (`--against`), else none.
+fn libraries(arm: &Record, reference: &Record) -> Vec<String> {
+    let sha = |r: &Record| r.plugin.as_ref().and_then(|p| p.sha256.clone());
+    match (sha(arm), sha(reference)) {
+        (Some(a), Some(b)) if a != b => vec![a, b],
+        _ => vec![],
+    }
+}
+
+#[cfg(test)]
+#[path = "duel_tests.rs"]
+mod tests;

@@ -1,0 +1,96 @@
+//! Paired comparisons side by side (issue 17): `--pairing alternate` (two arms in one process, samples
+//! alternating; the default for iterations-style rigs) and `--pairing concurrent` (two processes at once, one
+//! per core), for arms of one rig and for two builds.
+
+use crate::support::{Sandbox, fault_plugins};
+use benchhost_record::{Decision, Kind, Record};
+
+const SHORT: &str = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n";
+
+/// `run` with `args` over the healthy rig's arms `sleep_us` (200 and 600 µs per iteration): its records.
+fn two_arms(args: &[&str]) -> Vec<Record> {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\nmatrix = {{ sleep_us = [200, 600] }}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins()).args(args);
+    cmd.assert().success();
+    sandbox.records("r.jsonl").0
+}
+
+/// The records are each arm's, then the verdict on the second; the verdict, checked to be a regression of the
+/// time per iteration against the first arm made in `mode` over `processes` processes.
+fn checked_verdict(records: &[Record], mode: &str, processes: u64) -> benchhost_record::Verdict {
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict]);
+    for r in &records[..2] {
+        assert_eq!(r.metrics["iter_time"].n, Some(processes), "n counts processes");
+        assert_eq!(r.cell.as_ref().unwrap().rounds, Some(processes as u32));
+    }
+    let verdict = records[2].verdict.clone().unwrap();
+    assert_eq!(
+        (records[2].variant["sleep_us"].as_i64(), verdict.against.as_ref().unwrap()["sleep_us"].as_i64()),
+        (Some(600), Some(200))
+    );
+    assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
+    assert!(verdict.ratio.unwrap() > 1.5, "{:?}", verdict.ratio);
+    let method = verdict.method.clone().expect("a paired verdict says how it was made");
+    assert_eq!((method.mode.as_str(), method.processes), (mode, processes));
+    assert!(method.rule.starts_with("regressed (improved): significant at 5%"), "{}", method.rule);
+    verdict
+}
+
+#[test]
+fn arms_alternate_in_one_process_by_default_and_are_judged_over_processes() {
+    let records = two_arms(&["--rounds", "3"]);
+    let verdict = checked_verdict(&records, "alternate", 3);
+    // 30 ms of measurement over 3 processes is 10 ms per arm and process: the minimum of ten pairs.
+    assert_eq!(verdict.method.unwrap().pairs_per_process, 10);
+    assert!(verdict.test.contains("samples alternating"), "{}", verdict.test);
+    // Each arm's record is made from its side of every pair: the samples of the three processes.
+    assert_eq!(records[0].cell.as_ref().unwrap().samples, 30);
+}
+
+#[test]
+fn concurrent_arms_run_at_once_one_per_core() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return; // Needs two cores; the refusal on one core is tested below.
+    }
+    let records = two_arms(&["--rounds", "2", "--pairing", "concurrent"]);
+    let verdict = checked_verdict(&records, "concurrent", 2);
+    assert_eq!(verdict.method.unwrap().pairs_per_process, 1, "one pair of records per pair of processes");
+    assert!(verdict.test.contains("both arms at once"), "{}", verdict.test);
+}
+
+#[test]
+fn concurrent_pairing_on_one_core_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\nmatrix = {{ sleep_us = [200, 600] }}\n"));
+    let mut cmd = assert_cmd::Command::new("taskset");
+    cmd.current_dir(sandbox.path()).args(["-c", "0"]).arg(crate::support::bin());
+    cmd.args(["run", "--interleave", "--pairing", "concurrent", "--out", "r.jsonl", "--plugin-dir"])
+        .arg(fault_plugins());
+    let out = cmd.assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("one per core") && stderr.contains("use --pairing alternate or rounds"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(sandbox.records_if_any("r.jsonl").is_empty(), "nothing ran");
+}
+
+#[test]
+fn another_build_duels_each_cell_in_one_process_and_the_verdict_is_on_this_build() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\nparams = {{ sleep_us = 200 }}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.arg("--against").arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Verdict], "the other build's numbers stay out of the stream");
+    let verdict = records[1].verdict.as_ref().unwrap();
+    assert_eq!(verdict.against.as_ref().unwrap()["build"], fault_plugins().display().to_string());
+    let method = verdict.method.as_ref().unwrap();
+    assert_eq!((method.mode.as_str(), method.processes), ("alternate", 2));
+    assert!(method.libraries.is_empty(), "the same library file on both sides");
+    assert_ne!(verdict.decision, Decision::Undefined);
+}
