@@ -104,6 +104,9 @@ def summary(aa, ab, walls):
         "aa_ci_half_width": med([h for h in map(half, aa) if h is not None]),
         "wall_per_comparison": med(walls),
         "method": (aa or ab or [{"verdict": {}}])[0]["verdict"].get("method"),
+        # Every verdict's ratio and CI95, to see what an undecided or wrong answer looked like.
+        "aa_verdicts": [[v["verdict"].get("ratio"), v["verdict"].get("ci95")] for v in aa],
+        "ab_verdicts": [[v["verdict"].get("ratio"), v["verdict"].get("ci95")] for v in ab],
     }
 
 

@@ -82,11 +82,13 @@ pub struct Verdict {
 /// How a paired comparison was made: enough to know what its interval counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Method {
-    /// `rounds`: each arm in a child process of its own per round, the order reversed every other round.
+    /// `alternate`: both arms in one process, samples alternating; `concurrent`: both arms at once, one
+    /// process each on a core of its own; `rounds`: each arm in a child process of its own per round, the
+    /// order reversed every other round.
     pub mode: String,
-    /// Child processes per arm whose ratio entered the interval.
+    /// Processes (pairs of processes, for concurrent and rounds) whose estimate entered the interval.
     pub processes: u64,
-    /// Paired measurements inside one process (1 for rounds: one pair per round).
+    /// Paired measurements inside one process (1 for concurrent and rounds: one pair per round).
     pub pairs_per_process: u64,
     /// The decision rule, with the threshold in `threshold`.
     pub rule: String,

@@ -119,3 +119,21 @@ fn one_process_gives_no_interval_and_says_why() {
     assert_eq!(v[0].decision, Decision::Inconclusive);
     assert!(v[0].ci95.is_none() && v[0].reason.as_deref().unwrap().contains("at least two"), "{v:?}");
 }
+
+#[test]
+fn processes_combine_by_their_trimmed_mean_with_yuens_interval() {
+    // 1..=10 (as log ratios in hundredths): two cut at each end, mean 5.5; the winsorized values 3,3,3,4,...,8,8,8
+    // have variance 42.5 / 9, so the standard error is sqrt(9 * 42.5 / 9 / (6 * 5)) and t(0.975, 5) = 2.571.
+    let logs: Vec<f64> = (1..=10).map(|v| v as f64 / 100.0).collect();
+    let (ratio, ci95, ci90) = intervals(&logs).unwrap();
+    assert!((ratio.ln() - 0.055).abs() < 1e-12);
+    let half = 2.571 * (42.5f64 / 30.0).sqrt() / 100.0;
+    assert!((ci95[1].ln() - 0.055 - half).abs() < 1e-9 && (0.055 - ci95[0].ln() - half).abs() < 1e-9, "{ci95:?}");
+    assert!(ci90[1] < ci95[1] && ci90[0] > ci95[0]);
+    // One process far off moves neither the estimate nor the interval beyond what the rest say.
+    let mut wild = vec![0.05; 9];
+    wild.extend([0.05 + 1e-4, 0.40]);
+    let (ratio, ci95, _) = intervals(&wild).unwrap();
+    assert!((ratio.ln() - 0.05).abs() < 1e-4 && ci95[1].ln() < 0.051, "{ratio} {ci95:?}");
+    assert_eq!(intervals(&[0.1]), None);
+}

@@ -98,11 +98,11 @@ pub(crate) struct RunArgs {
     pub(crate) baseline: Option<String>,
     /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
     /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm. With
-    /// `--pairing alternate`, N processes per pair of arms [default: 6].
+    /// `--pairing alternate`, N processes per pair of arms [default: 20; 5 rounds otherwise].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,
-    /// Compare each arm with its rig's first arm, paired (--pairing): 6 processes per pair of arms for
-    /// iterations-style rigs, 5 rounds for run-style ones, unless --rounds.
+    /// Compare each arm with its rig's first arm, paired (--pairing): 20 processes per pair of arms for
+    /// iterations-style rigs (samples alternating), 5 rounds for run-style ones, unless --rounds.
     #[arg(long)]
     pub(crate) interleave: bool,
     /// How paired arms (--interleave, --against) are measured: `alternate` puts two arms in one process with

@@ -60,8 +60,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         );
     }
     let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds };
-    let processes = args.rounds.unwrap_or(duels::PROCESSES);
-    let mixed = duels::run_all(&cells, &duels, processes, &mut ctx, &mut sink)?;
+    let mixed = duels::run_all(&cells, &duels, args.rounds, &mut ctx, &mut sink)?;
     let ran = &mixed.ran;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = ran

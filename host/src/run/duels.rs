@@ -25,6 +25,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Processes per duel: `asked` (`--rounds`), else [`PROCESSES`] for alternating samples and
+    /// [`CONCURRENT_ROUNDS`] for concurrent ones.
+    pub fn processes(self, asked: Option<u32>) -> u32 {
+        asked.unwrap_or(match self {
+            Mode::Alternate => PROCESSES,
+            Mode::Concurrent => CONCURRENT_ROUNDS,
+        })
+    }
+
     /// Its name in records and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -38,11 +47,19 @@ impl Mode {
 /// machine (Tango takes 5-10 ms), long enough that a clock pair costs nothing next to them.
 pub const SAMPLE_NS: u64 = 10_000_000;
 
-/// Processes per duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (harness rig, A/A,
-/// 10 ms samples): the spread between processes' estimates was 0.3-0.7% (noop, sort, wal) and ~2% (the 64 KiB
-/// copy, whose two arms' buffers sit at different offsets in every process), so more processes narrow the
-/// interval more than more pairs do; six of ~1.4 s each keep a comparison of two arms within ~9 s.
-pub const PROCESSES: u32 = 6;
+/// Processes per duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (harness rig, A/A
+/// duels, 10 ms samples, the same 2 x 4 s of warm-up and measurement spread over the processes): each process
+/// costs only ~20 ms beyond its share, and the spread between processes' estimates is the limit, not the pairs:
+/// 0.3-1% (noop, sort, wal) and 2-3% on the 64 KiB copy, whose arms' buffers land on other pages in every
+/// process, with one process in ten or twenty 5-10% off. With 6 processes 20 of 30 copy A/A duels were
+/// `no_change`; with 20 and the trimmed mean over processes, |estimate| + CI90 half-width stayed within 1.7%
+/// in the copy's A/A duels measured (no_change needs it within the ±3% threshold). A comparison of two arms
+/// costs ~8.5 s.
+pub const PROCESSES: u32 = 20;
+
+/// Rounds of a concurrent duel unless `--rounds` says otherwise: as many as interleaved rounds have (a
+/// run-style cell is seconds long; its repetitions already average inside each process).
+pub const CONCURRENT_ROUNDS: u32 = 5;
 
 /// What one process of a duel does: its warm-up per arm, the duration of one sample and the pairs to take.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,32 +129,37 @@ pub struct Dueled {
     pub estimates: Vec<Vec<Estimate>>,
 }
 
-/// Runs every duel in `processes` processes (round by round, the duels' order reversed every other round; the
-/// arm that goes first, or the cores, swapped between processes), then writes each dueling cell's record, its processes
-/// combined as rounds are. A duel with a failed arm is not run again.
+/// Runs every duel in its mode's processes (`asked`, else the mode's default), round by round, the duels' order
+/// reversed every other round and the arm that goes first (or the cores) swapped between processes; then writes
+/// each dueling cell's record, its processes combined as rounds are. A duel with a failed arm is not run again.
 pub fn run(
     cells: &[Cell],
     duels: &[Duel],
-    processes: u32,
+    asked: Option<u32>,
     ctx: &mut RunContext<'_>,
     sink: &mut Sink,
 ) -> Result<Dueled> {
-    let rounds = processes.max(1) as usize;
-    let progress = progress_bar(duels.len() * rounds);
+    let wanted = |d: &Duel| d.mode.processes(asked).max(1) as usize;
+    let rounds = duels.iter().map(wanted).max().unwrap_or(0);
+    let progress = progress_bar(duels.iter().map(wanted).sum());
     let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
     let mut per_duel: Vec<Vec<Estimate>> = vec![Vec::new(); duels.len()];
     for round in 0..rounds {
         for d in round_order(duels.len(), round) {
             let [a, b] = duels[d].arms;
+            let processes = wanted(&duels[d]);
+            if round >= processes {
+                continue;
+            }
             let failed = |records: &Vec<Record>| records.last().is_some_and(|r| r.kind == Kind::Failure);
             if !failed(&per_cell[a]) && !failed(&per_cell[b]) {
-                let label = format!("{} vs {} (process {}/{rounds})", cells[b].label(), cells[a].label(), round + 1);
+                let label = format!("{} vs {} (process {}/{processes})", cells[b].label(), cells[a].label(), round + 1);
                 if let Some(signal) = crate::proc::interrupt::received() {
                     let during = format!("the run, before {label}");
                     return Err(interrupted(signal, during, sink));
                 }
                 progress.set_message(label.clone());
-                let shape = Shape::of(&cells[a].plan, processes);
+                let shape = Shape::of(&cells[a].plan, processes as u32);
                 let arms = [&cells[a], &cells[b]];
                 let (records, estimate) = match duels[d].mode {
                     Mode::Alternate => duel_process::alternate(arms, shape, ctx, round, &label, &progress),
@@ -175,14 +197,14 @@ pub fn run(
 pub fn run_all(
     cells: &[Cell],
     duels: &[Duel],
-    processes: u32,
+    asked: Option<u32>,
     ctx: &mut RunContext<'_>,
     sink: &mut Sink,
 ) -> Result<Mixed> {
     let in_duel: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
     let rest: Vec<Cell> =
         cells.iter().enumerate().filter(|(i, _)| !in_duel.contains(i)).map(|(_, c)| c.clone()).collect();
-    let dueled = run(cells, duels, processes, ctx, sink)?;
+    let dueled = run(cells, duels, asked, ctx, sink)?;
     let in_rounds = runner::run(&rest, ctx, sink)?;
     let mut from_rounds = in_rounds.records.iter().zip(&in_rounds.rounds);
     let (mut records, mut rounds) = (Vec::new(), Vec::new());
