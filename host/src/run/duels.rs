@@ -226,7 +226,7 @@ pub fn run_all(
 pub struct Mixed {
     /// Every cell's record and rounds, in cell order.
     pub ran: Ran,
-    /// What they gave.
+    /// What the cells that ran in rounds gave, alone (their paired verdicts are taken over it).
     pub in_rounds: Ran,
     /// What the duels gave.
     pub dueled: Dueled,
