@@ -164,7 +164,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: compare::Threshold<'_>, run: &Ru
                 processes: logs.len() as u64,
                 pairs_per_process,
                 rule: RULE.into(),
-                libraries: libraries(paired.arm, paired.reference),
+                libraries: crate::analysis::rounds::libraries(paired.arm, paired.reference),
             }),
         };
         let note = match intervals {
@@ -219,15 +219,6 @@ fn intervals(logs: &[f64]) -> Option<(f64, [f64; 2], [f64; 2])> {
     let se = ((n - 1) as f64 * s.stddev * s.stddev / (kept * (kept - 1)) as f64).sqrt();
     let ci = |t: f64| [(estimate - t * se).exp(), (estimate + t * se).exp()];
     Some((estimate.exp(), ci(stats::t_975(kept - 1)), ci(stats::t_95(kept - 1))))
-}
-
-/// Both libraries' SHA-256 when the arms ran from two different files (`--against`), else none.
-fn libraries(arm: &Record, reference: &Record) -> Vec<String> {
-    let sha = |r: &Record| r.plugin.as_ref().and_then(|p| p.sha256.clone());
-    match (sha(arm), sha(reference)) {
-        (Some(a), Some(b)) if a != b => vec![a, b],
-        _ => vec![],
-    }
 }
 
 #[cfg(test)]

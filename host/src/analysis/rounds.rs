@@ -159,7 +159,7 @@ fn pair(
 const RULE: &str = "the whole CI95 of the ratio beyond +threshold (regressed) or below -threshold (improved); within +-threshold: no_change";
 
 /// Both libraries' SHA-256 when `new` and `old` ran from two different files (`--against`), else none.
-fn libraries(new: &Record, old: &Record) -> Vec<String> {
+pub(crate) fn libraries(new: &Record, old: &Record) -> Vec<String> {
     let sha = |r: &Record| r.plugin.as_ref().and_then(|p| p.sha256.clone());
     match (sha(new), sha(old)) {
         (Some(a), Some(b)) if a != b => vec![a, b],

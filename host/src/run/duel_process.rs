@@ -11,10 +11,9 @@ use crate::analysis::duel::{self, Estimate};
 use crate::plan::matrix::Cell;
 use crate::proc::executor::{ChildRun, failed_spawn};
 use crate::proc::protocol::Message;
-use crate::run::conditions::{CpuTimes, conditions};
+use crate::run::conditions::CpuTimes;
 use crate::run::duels::Shape;
-use crate::run::evaluate::evaluate;
-use crate::run::runner::{DuelRun, PairRun, RunContext, kept_log, phase_word};
+use crate::run::runner::{DuelRun, PairRun, RunContext, kept_log, phase_word, record_of};
 use benchhost_record::{Kind, Record};
 
 /// Both arms in one process, samples alternating; the side that goes first alternates with `round`.
@@ -43,7 +42,7 @@ pub fn alternate(
     };
     remove_dirs(&scratch);
     let log = kept_log(&log);
-    let records = [0, 1].map(|s| record(arms[s], &side_of(&child, s), ctx, before, log.clone()));
+    let records = [0, 1].map(|s| record_of(arms[s], &side_of(&child, s), ctx, before, log.clone()));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let descriptor = ctx.catalog.descriptor(&arms[1].rig).expect("cells are only made for loaded rigs");
     let estimate = measured.then(|| {
@@ -69,27 +68,10 @@ pub fn concurrent(arms: [&Cell; 2], ctx: &mut RunContext<'_>, round: usize) -> (
         Err(why) => [failed_spawn(why.clone()), failed_spawn(why)],
     };
     remove_dirs(&scratch);
-    let records = [0, 1].map(|s| record(arms[s], &children[s], ctx, before, kept_log(&logs[s])));
+    let records = [0, 1].map(|s| record_of(arms[s], &children[s], ctx, before, kept_log(&logs[s])));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let estimate = measured.then(|| duel::from_records(&records[0], &records[1]));
     (records, estimate)
-}
-
-/// One arm's record of a process, with the conditions it ran in.
-fn record(
-    cell: &Cell,
-    child: &ChildRun,
-    ctx: &RunContext<'_>,
-    before: Option<CpuTimes>,
-    log: Option<String>,
-) -> Record {
-    let descriptor = ctx.catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
-    let mut record = evaluate(cell, descriptor, child, ctx.run_info, log);
-    let profile = record.plugin.as_ref().and_then(|p| p.profile.clone());
-    if let Some(info) = record.cell.as_mut() {
-        info.conditions = Some(conditions(before, profile.as_deref()));
-    }
-    record
 }
 
 fn make_dirs(dirs: &[PathBuf; 2]) -> Result<(), String> {

@@ -232,7 +232,6 @@ pub fn round_order(cells: usize, round: usize) -> Vec<usize> {
 
 /// One child for one cell (in `round`); its record.
 fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, progress: &ProgressBar) -> Record {
-    let descriptor = ctx.catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
     progress.set_message(label.to_string());
     let name = match ctx.rounds {
         0 | 1 => format!("cell-{:03}", cell.index),
@@ -251,7 +250,19 @@ fn run_cell(cell: &Cell, ctx: &mut RunContext<'_>, round: usize, label: &str, pr
     };
     // The cell's scratch files go with it, also after a crash; an interrupted cell's log goes too.
     let _ = std::fs::remove_dir_all(&scratch);
-    let mut record = evaluate(cell, descriptor, &child, ctx.run_info, kept_log(&log));
+    record_of(cell, &child, ctx, before, kept_log(&log))
+}
+
+/// The record of what `child` did for `cell`, with the conditions it ran in since `before`.
+pub(crate) fn record_of(
+    cell: &Cell,
+    child: &ChildRun,
+    ctx: &RunContext<'_>,
+    before: Option<crate::run::conditions::CpuTimes>,
+    log: Option<String>,
+) -> Record {
+    let descriptor = ctx.catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
+    let mut record = evaluate(cell, descriptor, child, ctx.run_info, log);
     let profile = record.plugin.as_ref().and_then(|p| p.profile.clone());
     if let Some(info) = record.cell.as_mut() {
         info.conditions = Some(crate::run::conditions::conditions(before, profile.as_deref()));
