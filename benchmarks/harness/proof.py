@@ -2,8 +2,8 @@
 """The side-by-side proof: benchhost's paired verdicts against Criterion 0.8's, on the four workloads of the
 `harness` rig (noop, copy64k, sort10k, wal), on this machine. Only the project's own tools, release builds.
 
-Parts (--parts, in this order; each workload's results are saved to OUT/proof.json as soon as they exist, so
-an interrupted proof resumes where it stopped):
+Parts (--parts, in this order, each over every workload; each workload's part is saved to OUT/proof.json as
+soon as it is finished, and a rerun with the same OUT skips what is finished, so a stopped proof resumes):
   spin        the spin rounds that slow each workload by ~5%, found in place (bisection, each step a paired
               run of its own); every later part injects exactly that spin.
   estimates   benchhost's estimate next to Criterion's, alternating --pairs times, and the wall time of each
@@ -137,11 +137,13 @@ def part_against(w, row, args):
         os.makedirs(dirs[name], exist_ok=True)
         shutil.copy(LIB, os.path.join(dirs[name], "librig_harness.so"))
     # A spin compiled in does not slow the workload exactly as the same spin passed as a parameter does (code
-    # layout): measure the built one once and, when it is off by more than half a percent, scale it once.
+    # layout): measure the built one (the median of three runs) and, when it is off by more than half a
+    # percent, scale it once.
     spin = row["spin_rounds_for_5pct"]
     build_slower(spin, dirs["b"])
     extra = ["--plugin-dir", dirs["b"], "--against", dirs["a"], "--set", f"workload={w}", "--pairing", args.pairing]
-    slowdown = time_verdicts(benchhost(os.path.join(args.out, "against.jsonl"), extra)[1])[0]["verdict"]["ratio"] - 1
+    slowdown = med([time_verdicts(benchhost(os.path.join(args.out, "against.jsonl"), extra)[1])[0]["verdict"]["ratio"]
+                    for _ in range(3)]) - 1
     if abs(slowdown - 0.05) > 0.005 and slowdown > 0:
         spin = max(1, round(spin * 0.05 / slowdown))
         build_slower(spin, dirs["b"])
@@ -237,18 +239,29 @@ def main():
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
     path = os.path.join(args.out, "proof.json")
     results = json.load(open(path)) if os.path.exists(path) else {}
-    parts = args.parts.split(",")
-    for w in args.workloads.split(","):
+    parts, workloads = args.parts.split(","), args.workloads.split(",")
+    save = lambda: json.dump(results, open(path, "w"), indent=1)
+    for w in workloads:
         row = results.setdefault(w, {})
         if "spin" in parts or "spin_rounds_for_5pct" not in row:
             row["spin_rounds_for_5pct"] = find_spin(w, args.out, args.pairing)
-        for part in [p for p in parts if p in PARTS]:
+            save()
+    # Part by part, so that a proof stopped halfway has whole parts; a part already finished with the same
+    # number of comparisons is kept, which is how a stopped proof resumes.
+    for part in [p for p in parts if p in PARTS]:
+        for w in workloads:
+            row = results[w]
+            if finished(row.get(part), args.trials if part == "criterion" else args.comparisons):
+                continue
             row[part] = PARTS[part](w, row, args)
             row[part]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            with open(path, "w") as f:
-                json.dump(results, f, indent=1)
+            save()
             print(w, part, json.dumps(row[part]), file=sys.stderr, flush=True)
     table(results)
+
+
+def finished(part, comparisons):
+    return bool(part and part.get("finished") and sum(part["aa"].values()) == comparisons)
 
 
 def table(results):
