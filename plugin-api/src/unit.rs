@@ -57,11 +57,14 @@ pub enum Unit {
     /// A percentage.
     #[serde(rename = "%")]
     Percent,
+    /// Instructions executed (counted under Valgrind, `run --instructions`).
+    #[serde(rename = "instructions")]
+    Instructions,
 }
 
 impl Unit {
     /// Every unit, in registry order.
-    pub const ALL: [Unit; 15] = [
+    pub const ALL: [Unit; 16] = [
         Unit::Nanos,
         Unit::Micros,
         Unit::Millis,
@@ -77,6 +80,7 @@ impl Unit {
         Unit::Allocs,
         Unit::Ratio,
         Unit::Percent,
+        Unit::Instructions,
     ];
 
     /// The spelling used in records, e.g. `"MB/s"`.
@@ -97,6 +101,7 @@ impl Unit {
             Unit::Allocs => "allocs",
             Unit::Ratio => "ratio",
             Unit::Percent => "%",
+            Unit::Instructions => "instructions",
         }
     }
 

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod closed;
+mod instructions;
 mod record;
 mod summary;
 mod verdict;
@@ -24,6 +25,7 @@ pub mod sink;
 pub mod verify;
 
 pub use closed::*;
+pub use instructions::*;
 pub use record::*;
 pub use summary::*;
 pub use verdict::*;
@@ -45,6 +47,7 @@ pub const UNITS: &[&str] = &[
     "allocs",
     "ratio",
     "%",
+    "instructions",
 ];
 
 /// The JSON Schema of a schema-1 record, generated from the types above; committed as

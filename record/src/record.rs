@@ -174,6 +174,9 @@ pub struct CellInfo {
     /// Per metric: mean, stddev, min, max and median over the samples or repetitions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, crate::Summary>,
+    /// How the `instructions` metric was counted, or why there is none (`run --instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<crate::InstructionCount>,
 }
 
 /// The conditions a cell ran in: what can make its numbers doubtful, recorded beside them.

@@ -36,6 +36,7 @@ const fn rounds(text: Option<&str>) -> u64 {
 pub struct Params {
     workload: Workload,
     spin_rounds: i64,
+    spin_every: i64,
     // Read by nobody: it only names an arm.
     #[allow(dead_code)]
     replica: i64,
@@ -48,6 +49,10 @@ pub struct Harness {
     /// Inputs for the next timed batch of `sort10k`, made by `prepare`.
     inputs: Vec<Vec<u64>>,
     extra_rounds: u64,
+    /// The spin runs on one iteration in this many.
+    spin_every: u64,
+    /// Iterations left until the next spin.
+    spin_in: u64,
 }
 
 impl Rig for Harness {
@@ -61,6 +66,10 @@ impl Rig for Harness {
                     .range(0, 1_000_000_000)
                     .doc("extra dependent arithmetic per iteration: a known, identical slowdown in every process"),
             )
+            .param(Param::int("spin_every", 1).range(1, 1_000_000).doc(
+                "the spin runs on one iteration in this many: a fraction of a round per iteration, for slowdowns \
+                 smaller than one round (instruction counts at +1% of the noop)",
+            ))
             .param(
                 Param::int("replica", 0)
                     .range(0, 1_000)
@@ -75,6 +84,8 @@ impl Rig for Harness {
             workload: p.workload,
             inputs: vec![],
             extra_rounds: p.spin_rounds as u64 + BUILT_IN_SPIN,
+            spin_every: p.spin_every as u64,
+            spin_in: p.spin_every as u64,
         };
         Ok(rig)
     }
@@ -99,8 +110,14 @@ impl Rig for Harness {
         };
         // As Criterion's `iter`, only the result goes through black_box: no extra work for the noop to carry.
         black_box(value);
-        if self.extra_rounds > 0 {
+        if self.extra_rounds > 0 && self.spin_every == 1 {
             black_box(spin(self.extra_rounds));
+        } else if self.extra_rounds > 0 {
+            self.spin_in -= 1;
+            if self.spin_in == 0 {
+                self.spin_in = self.spin_every;
+                black_box(spin(self.extra_rounds));
+            }
         }
         Ok(())
     }

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::instructions;
 use crate::stats::Z_95;
 use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
 
@@ -115,6 +116,13 @@ fn judge(
         return Record::verdict_on(after, verdict, note, run.clone());
     }
     verdict.decision = decide(ci95, new.higher_is_better, threshold);
+    if name == benchhost_record::INSTRUCTIONS {
+        // A count has no interval: the figures themselves say what changed.
+        verdict.test = instructions::TEST.into();
+        let note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
+        (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
+        return Record::verdict_on(after, verdict, note, run.clone());
+    }
     let note = format!(
         "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
         verdict.decision.name(),

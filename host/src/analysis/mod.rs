@@ -4,4 +4,5 @@
 pub(crate) mod calibrate;
 pub(crate) mod compare;
 pub(crate) mod duel;
+pub(crate) mod instructions;
 pub(crate) mod rounds;

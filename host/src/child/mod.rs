@@ -17,6 +17,7 @@ use crate::plugin::library;
 use crate::proc::protocol::{CellTask, Message, Phase, Task};
 use sampler::Measure;
 
+mod count;
 mod duel;
 mod heap;
 pub(crate) mod sampler;
@@ -44,6 +45,7 @@ pub fn main() -> i32 {
         },
         Ok(Task::Cell(task)) => run_cell(&task, &mut out),
         Ok(Task::Duel(task)) => duel::run(&task, &mut out),
+        Ok(Task::Count(task)) => count::run(&task, &mut out),
         Err(e) => {
             eprintln!("benchhost child: undecodable task: {e}");
             return 3;

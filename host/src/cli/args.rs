@@ -119,6 +119,10 @@ pub(crate) struct RunArgs {
     /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.
     #[arg(long, value_name = "ID")]
     pub(crate) run_id: Option<String>,
+    /// Also count each iterations-style cell's instructions per iteration under Valgrind (Cachegrind): a
+    /// deterministic second opinion beside wall time, judged exactly (see --instruction-threshold).
+    #[arg(long)]
+    pub(crate) instructions: bool,
     /// Do not show each series' change against its previous record in --out (shown by default, as Criterion's
     /// `change:` line).
     #[arg(long)]

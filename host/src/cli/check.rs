@@ -58,7 +58,14 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     let run_info = crate::run::provenance::current();
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
     let mut executor = ChildExecutor { exe, loader: &loader, against: None, quick: true };
-    let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds: 1 };
+    let mut ctx = RunContext {
+        catalog: &loader,
+        executor: &mut executor,
+        run_info: &run_info,
+        work_dir,
+        rounds: 1,
+        instructions: None,
+    };
     let ran = runner::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     for record in &ran?.records {

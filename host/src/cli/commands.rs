@@ -125,8 +125,14 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     let scratch = work_dir.path().join("rounds.jsonl");
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
     let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick };
-    let mut ctx =
-        RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds: args.rounds };
+    let mut ctx = RunContext {
+        catalog: &loader,
+        executor: &mut executor,
+        run_info: &run_info,
+        work_dir,
+        rounds: args.rounds,
+        instructions: None,
+    };
     let ran = runner::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     let records = crate::analysis::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);

@@ -24,6 +24,10 @@ pub struct Judging {
     /// for the series on this host (3% where none was calibrated).
     #[arg(long, value_name = "PERCENT|auto", value_parser = parse_threshold, default_value = "3%")]
     pub threshold: ThresholdArg,
+    /// Changes of instructions per iteration (`run --instructions`) within ±this are no change. The count is
+    /// exact, so this only absorbs code-layout shifts: 1% is a change.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "0.5%")]
+    pub instruction_threshold: f64,
     /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, no_change, inconclusive,
     /// added, removed, undefined. A `failed` verdict (the series' newest run failed) always exits 1.
     #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
@@ -56,6 +60,7 @@ impl Judging {
     /// The threshold of a series' metric: fixed, or found among `calibrations` for `host`.
     pub fn threshold<'a>(&'a self, calibrations: &'a [Record], host: &'a str) -> impl Fn(&Record, &str) -> f64 + 'a {
         move |record, metric| match self.threshold {
+            _ if metric == benchhost_record::INSTRUCTIONS => self.instruction_threshold,
             ThresholdArg::Fixed(t) => t,
             ThresholdArg::Auto => {
                 calibrate::threshold_for(calibrations, host, record, metric).unwrap_or(DEFAULT_THRESHOLD)

@@ -3,19 +3,21 @@
 //! output stream (Criterion's `change:`), between interleaved arms, against another build or a baseline.
 //! Exports and a saved baseline come last.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use benchhost_plugin_api::{Descriptor, Style};
 
-use crate::analysis::{compare, duel};
+use crate::analysis::{compare, duel, instructions};
 use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::commands::{calibrations_in, current_exe, existing_records, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
 use crate::run::duels;
+use crate::run::instructions::{Counting, Valgrind};
 use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
@@ -23,6 +25,7 @@ use benchhost_record::baseline;
 use benchhost_record::{Conditions, Kind, Record};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
+    let valgrind = args.instructions.then(Valgrind::find).transpose().map_err(anyhow::Error::msg)?;
     // Everything a run needs after its cells is checked before the first one: a typo must not cost a matrix.
     if let Some(name) = &args.save_baseline {
         baseline::path(&args.out, name)?;
@@ -59,7 +62,17 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
              benchhost use {cores} core (its affinity mask): use --pairing alternate or rounds"
         );
     }
-    let mut ctx = RunContext { catalog: &loader, executor: &mut executor, run_info: &run_info, work_dir, rounds };
+    if valgrind.is_some() {
+        note_run_style(&cells, &loader);
+    }
+    let mut ctx = RunContext {
+        catalog: &loader,
+        executor: &mut executor,
+        run_info: &run_info,
+        work_dir,
+        rounds,
+        instructions: valgrind.map(|v| Counting::new(v, &existing)),
+    };
     let mixed = duels::run_all(&cells, &duels, args.rounds, &mut ctx, &mut sink)?;
     let ran = &mixed.ran;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
@@ -84,6 +97,9 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     let mut verdicts = paired_verdicts(&mixed.in_rounds, args.against.as_deref(), rounds, &threshold, &run_info);
     verdicts.extend(duel_verdicts(&mixed, &duels, args.against.as_deref(), &threshold, &run_info));
+    if paired {
+        verdicts.extend(instruction_verdicts(&ran.records, &cells, args.against.as_deref(), &threshold, &run_info));
+    }
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -153,14 +169,51 @@ fn duel_verdicts(
         if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
             continue;
         }
-        let label = match against {
-            Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
-            None => reference.variant.clone(),
-        };
+        let label = against_label(reference, against);
         let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
         verdicts.extend(duel::verdicts(&paired, threshold, run_info));
     }
     verdicts
+}
+
+/// What a paired verdict is against: the other build (`--against DIR`), or the reference arm's variant.
+fn against_label(reference: &Record, against: Option<&Path>) -> BTreeMap<String, serde_json::Value> {
+    match against {
+        Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
+        None => reference.variant.clone(),
+    }
+}
+
+/// The verdicts on instruction counts (`--instructions`) between the arms a paired run compares, whatever their
+/// pairing mode: each arm against its rig's first, or this build against the other.
+fn instruction_verdicts(
+    records: &[Record],
+    cells: &[matrix::Cell],
+    against: Option<&Path>,
+    threshold: compare::Threshold<'_>,
+    run_info: &benchhost_record::RunInfo,
+) -> Vec<Record> {
+    let pairs = duels::duels_of(cells, against.is_some(), &|_| Some(duels::Mode::Alternate));
+    let verdict = |[a, b]: [usize; 2]| {
+        let (reference, arm) = (&records[a], &records[b]);
+        instructions::verdict(arm, reference, against_label(reference, against), threshold, run_info)
+    };
+    pairs.iter().filter_map(|d| verdict(d.arms)).collect()
+}
+
+/// `--instructions` with run-style rigs in the matrix: one line per such rig, and its cells run as usual.
+fn note_run_style(cells: &[matrix::Cell], loader: &Loader) {
+    let run_style: BTreeSet<&str> = cells
+        .iter()
+        .map(|c| c.rig.as_str())
+        .filter(|rig| loader.rig(rig).is_some_and(|(_, d)| d.style == Style::Run))
+        .collect();
+    for rig in run_style {
+        eprintln!(
+            "note: --instructions: `{rig}` is a run-style rig, and instruction counts are not for run-style rigs: \
+             its cells get their usual metrics only"
+        );
+    }
 }
 
 /// Each series' change against its newest earlier record in the stream, as Criterion's `change:` line. Shown,

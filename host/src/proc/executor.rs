@@ -70,8 +70,29 @@ pub fn run_child(
     log: Option<&Path>,
     on_message: &mut dyn FnMut(&Message),
 ) -> ChildRun {
+    run_child_under(&[], exe, task, deadline, log, on_message)
+}
+
+/// [`run_child`] with `exe __child` run by a tool: `wrapper` is its command line up to the program it runs
+/// (e.g. `valgrind --tool=cachegrind ...`), which runs in the child's own pid.
+pub fn run_child_under(
+    wrapper: &[std::ffi::OsString],
+    exe: &Path,
+    task: &Task,
+    deadline: Duration,
+    log: Option<&Path>,
+    on_message: &mut dyn FnMut(&Message),
+) -> ChildRun {
     let start = Instant::now();
-    let spawned = Command::new(exe)
+    let mut command = match wrapper.split_first() {
+        Some((tool, options)) => {
+            let mut command = Command::new(tool);
+            command.args(options).arg(exe);
+            command
+        }
+        None => Command::new(exe),
+    };
+    let spawned = command
         .arg("__child")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -81,7 +102,10 @@ pub fn run_child(
         .spawn();
     let mut child = match spawned {
         Ok(child) => child,
-        Err(e) => return failed_spawn(format!("starting {}: {e}", exe.display())),
+        Err(e) => {
+            let program = wrapper.first().map_or(exe.display().to_string(), |t| t.to_string_lossy().into_owned());
+            return failed_spawn(format!("starting {program}: {e}"));
+        }
     };
     let pid = child.id() as libc::pid_t;
     crate::proc::reaper::remember(pid);

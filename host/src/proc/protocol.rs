@@ -38,6 +38,18 @@ pub enum Task {
     Cell(CellTask),
     /// Run two cells of one rig in this one process, their samples alternating (`--pairing alternate`).
     Duel(Box<DuelTask>),
+    /// Count a cell's instructions per iteration, under Valgrind (`run --instructions`).
+    Count(CountTask),
+}
+
+/// An instruction count: the rig set up and `2 x iterations` inputs prepared once, then two forks, one running
+/// `iterations` iterations, the other twice as many; the difference of their totals is `iterations` alone.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CountTask {
+    /// The cell.
+    pub cell: CellTask,
+    /// The iterations of the shorter fork.
+    pub iterations: u64,
 }
 
 /// Two arms measured in one process: both libraries loaded, both rigs set up, then pairs of samples, one of
@@ -179,6 +191,14 @@ pub enum Message {
         kind: ErrorKind,
         /// The rig's message.
         message: String,
+    },
+    /// A count's forks ran their iterations (`Task::Count`).
+    Counted {
+        /// Threads of the process before it forked.
+        threads: Option<u64>,
+        /// The pids of the shorter fork and the longer one; none when the process did not fork (more than one
+        /// thread).
+        forks: Option<[u32; 2]>,
     },
     /// The child finished its work and is about to exit 0.
     Done,

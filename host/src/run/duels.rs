@@ -181,7 +181,8 @@ pub fn run(
     let dueling: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
     let mut records = vec![None; cells.len()];
     for &i in &dueling {
-        let record = rounds::combine(per_cell[i].clone());
+        let mut record = rounds::combine(per_cell[i].clone());
+        crate::run::instructions::count(&cells[i], &mut record, ctx, &format!("cell-{:03}", cells[i].index));
         // The other build's numbers only serve the paired verdicts; its failures are reported.
         if !cells[i].against || record.kind == Kind::Failure {
             sink.keep(&record).map_err(|e| e.context(format!("cell {} ({})", cells[i].index, cells[i].label())))?;

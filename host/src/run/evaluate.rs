@@ -128,8 +128,12 @@ impl<'a> Seen<'a> {
                 Message::Done => seen.done = true,
                 Message::Stopped { reason } => seen.stop = Some(*reason),
                 Message::PageFaults { minor } => seen.page_faults = Some(*minor),
-                // A duel's messages are split per side before they get here.
-                Message::Hello { .. } | Message::Rejected { .. } | Message::Pair { .. } | Message::Side { .. } => {}
+                // A duel's messages are split per side before they get here; a count's are read where it is taken.
+                Message::Hello { .. }
+                | Message::Rejected { .. }
+                | Message::Pair { .. }
+                | Message::Side { .. }
+                | Message::Counted { .. } => {}
             }
         }
         seen
@@ -328,6 +332,7 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         conditions: None,
         escaped: child.escaped.clone(),
         stats: BTreeMap::new(),
+        instructions: None,
     }
 }
 

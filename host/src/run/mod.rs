@@ -5,6 +5,7 @@ pub(crate) mod conditions;
 pub(crate) mod duel_process;
 pub(crate) mod duels;
 pub(crate) mod evaluate;
+pub(crate) mod instructions;
 pub(crate) mod output;
 pub(crate) mod provenance;
 pub(crate) mod runner;

@@ -10,9 +10,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::analysis::rounds;
 use crate::plan::matrix::{Catalog, Cell};
 use crate::plugin::loader::Loader;
-use crate::proc::executor::{ChildRun, failed_spawn, run_child};
-use crate::proc::protocol::{CellTask, DuelTask, Message, Phase, Task};
+use crate::proc::executor::{ChildRun, failed_spawn, run_child, run_child_under};
+use crate::proc::protocol::{CellTask, CountTask, DuelTask, Message, Phase, Task};
 use crate::run::evaluate::evaluate;
+use crate::run::instructions::{CountRun, Counting};
 use benchhost_record::sink::Sink;
 use benchhost_record::{Kind, Record, RunInfo};
 
@@ -25,6 +26,8 @@ pub trait Executor {
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun;
     /// Runs two cells at once, each in its own process pinned to its own core (`--pairing concurrent`).
     fn execute_pair(&mut self, pair: PairRun<'_>) -> [ChildRun; 2];
+    /// Runs a cell's instruction count under its tool (`--instructions`).
+    fn execute_count(&mut self, count: CountRun<'_>) -> ChildRun;
 }
 
 /// Two cells run at once, as the runner asks for them.
@@ -81,6 +84,12 @@ impl Executor for ChildExecutor<'_> {
             let (a, b) = (run(0), run(1));
             [a, b].map(|h| h.join().unwrap_or_else(|_| failed_spawn("the thread watching the child panicked".into())))
         })
+    }
+
+    fn execute_count(&mut self, count: CountRun<'_>) -> ChildRun {
+        let task = Task::Count(CountTask { cell: self.task(count.cell, count.scratch), iterations: count.iterations });
+        let deadline = count.cell.deadline.saturating_mul(crate::run::instructions::DEADLINE_FACTOR);
+        run_child_under(&count.wrapper, &self.exe, &task, deadline, Some(count.log), &mut |_| {})
     }
 
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
@@ -163,6 +172,8 @@ pub struct RunContext<'a> {
     pub work_dir: WorkDir,
     /// Every cell runs once per round.
     pub rounds: u32,
+    /// Count each iterations-style cell's instructions too (`--instructions`).
+    pub instructions: Option<Counting>,
 }
 
 /// Runs `cells` for `ctx.rounds` rounds (every cell once per round, the order reversed every other round: A B,
@@ -204,7 +215,8 @@ pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<
             if round + 1 < rounds {
                 continue;
             }
-            let record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
+            let mut record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
+            crate::run::instructions::count(cell, &mut record, ctx, &format!("cell-{:03}", cell.index));
             // The other build's numbers only serve the paired verdicts; its failures are reported.
             if !cell.against || record.kind == Kind::Failure {
                 sink.keep(&record).map_err(|e| {

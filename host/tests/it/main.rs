@@ -14,6 +14,7 @@ mod habits;
 mod heap;
 mod html;
 mod input;
+mod instructions;
 mod kafka;
 mod kill;
 mod lakehouse;
