@@ -68,7 +68,8 @@ impl Rig for Harness {
             )
             .param(Param::int("spin_every", 1).range(1, 1_000_000).doc(
                 "the spin runs on one iteration in this many: a fraction of a round per iteration, for slowdowns \
-                 smaller than one round (instruction counts at +1% of the noop)",
+                 smaller than one round (instruction counts at +1% of the noop); compare with spin_rounds = 0 and \
+                 the same spin_every",
             ))
             .param(
                 Param::int("replica", 0)
@@ -110,14 +111,16 @@ impl Rig for Harness {
         };
         // As Criterion's `iter`, only the result goes through black_box: no extra work for the noop to carry.
         black_box(value);
-        if self.extra_rounds > 0 && self.spin_every == 1 {
-            black_box(spin(self.extra_rounds));
-        } else if self.extra_rounds > 0 {
+        if self.spin_every > 1 {
+            // Also with no rounds: an arm with `spin_rounds = 0` and the same `spin_every` is then the reference
+            // that differs from a spun arm by the rounds alone, not by this countdown and call.
             self.spin_in -= 1;
             if self.spin_in == 0 {
                 self.spin_in = self.spin_every;
                 black_box(spin(self.extra_rounds));
             }
+        } else if self.extra_rounds > 0 {
+            black_box(spin(self.extra_rounds));
         }
         Ok(())
     }
