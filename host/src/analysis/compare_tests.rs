@@ -89,3 +89,27 @@ fn the_ratio_ci_combines_both_sides_noise() {
     assert!((hi.ln() - 0.0277).abs() < 0.0005 && (lo.ln() + 0.0277).abs() < 0.0005, "{lo} {hi}");
     assert_eq!(v.decision, Decision::NoChange);
 }
+
+#[test]
+fn counts_are_compared_exactly_at_their_own_threshold_with_both_figures() {
+    let counted = |ts_ms, id, value: f64| {
+        let mut record = measurement(ts_ms, id, 10, &[]);
+        let count = MetricValue { value, unit: "instructions".into(), higher_is_better: false, ci95: None, n: Some(1) };
+        record.metrics.insert(benchhost_record::INSTRUCTIONS.into(), count);
+        record
+    };
+    // The judging threshold of counts (0.5%), not the time's (3%): 1% more instructions is a regression.
+    let threshold = |_: &Record, metric: &str| if metric == benchhost_record::INSTRUCTIONS { 0.005 } else { 0.03 };
+    let verdicts = compare(&[counted(1, "old", 1200.0)], &[counted(2, "new", 1212.0)], &threshold, &run(3, "judge"));
+    let v = verdicts[0].verdict.as_ref().unwrap();
+    assert_eq!(
+        (v.decision, v.ratio, v.ci95, v.threshold),
+        (Decision::Regressed, Some(1.01), Some([1.01, 1.01]), 0.005)
+    );
+    assert!(v.test.starts_with("exact"), "{}", v.test);
+    let note = verdicts[0].note.as_deref().unwrap();
+    assert!(
+        note.starts_with("instructions regressed: 1200.0 -> 1212.0 per iteration (+1.00%) against run old"),
+        "{note}"
+    );
+}

@@ -1,11 +1,18 @@
-//! An instruction count (`run --instructions`), run under Valgrind by the parent: load, set up, prepare the
-//! inputs of 2m iterations, then fork twice. One fork runs m iterations, the other 2m, and each exits at once
-//! (`_exit`: no teardown, no drop, no exit handlers, whose cost may grow with the iterations). Both inherit
-//! Cachegrind's counters as they stood at the fork, so the difference of their totals is m iterations and
-//! nothing else: not the load, whose layout check hashes with a seed drawn per process (std's `HashMap` in
-//! abi_stable: a few hundred instructions that differ from process to process), nor set-up nor `prepare`.
-//! What is left is the clock pair around the batch, whose arithmetic differs by an instruction or two with
-//! the times it reads.
+//! An instruction count (`run --instructions`), run under Cachegrind by the parent: load, set up, then pairs
+//! of forks. A fork of a pair runs m iterations and exits at once (`_exit`: no teardown, no drop, no exit
+//! handlers, whose cost may grow with the iterations); its twin runs 2m. Both inherit Cachegrind's counters as
+//! they stood at the fork, so the difference of their totals is m iterations and nothing else: not the load,
+//! whose layout check hashes with a seed drawn per process (std's `HashMap` in abi_stable: a few hundred
+//! instructions that differ from process to process), nor set-up nor `prepare`. What is left is the clock pair
+//! around the batch, whose arithmetic differs by an instruction or two with the times it reads.
+//!
+//! m is sized on instructions, not time: a first pair with m = 1 counts one iteration, and m is the power of
+//! two that makes m iterations about [`COUNTED`] instructions. The same code sizes alike on any machine, at
+//! any load; a rig whose iterations cost more after more of them (the allocator warming up, a growing log)
+//! then counts the same from run to run. Only iterations that spend their time in the kernel (a sleep, an
+//! fsync: few instructions, much time) are held to fewer by the cell's time (`CountTask::most`).
+
+use std::path::Path;
 
 use benchhost_plugin_api::{RigError, Style};
 
@@ -13,8 +20,10 @@ use super::sampler::Measure;
 use super::{PluginRig, Protocol, load, set_up};
 use crate::proc::protocol::{CountTask, Message, Phase};
 
-/// Runs the count, speaking the protocol: [`Message::Counted`] names the two forks, whose totals Cachegrind
-/// writes to files named by their pids.
+/// Instructions of the m iterations counted: ~0.1 s of native time here, a second or two under Cachegrind.
+pub const COUNTED: u64 = 50_000_000;
+
+/// Runs the count, speaking the protocol: [`Message::Counted`] carries m and the two forks' totals.
 pub(super) fn run(task: &CountTask, out: &mut Protocol) {
     out.send(&Message::Phase { phase: Phase::Load });
     let root = match load(&task.cell, &mut |m| out.send(&m)) {
@@ -30,31 +39,35 @@ pub(super) fn run(task: &CountTask, out: &mut Protocol) {
         Err(err) => return out.error(Phase::Setup, err),
     };
     out.send(&Message::Phase { phase: Phase::Measure });
-    if let Err(err) = rig.prepare(2 * task.iterations) {
-        return out.error(Phase::Measure, err);
-    }
     let threads = threads();
     // A fork keeps only the thread that forks: a rig with threads of its own cannot be counted this way.
     if threads != Some(1) {
-        return out.send(&Message::Counted { threads, forks: None });
+        return out.send(&Message::Counted { threads, iterations: 0, totals: None });
     }
-    let forks = [task.iterations, 2 * task.iterations].map(|n| fork(&mut rig, n, out));
-    let mut pids = [0u32; 2];
-    for (pid, fork) in pids.iter_mut().zip(forks) {
-        match fork.and_then(wait) {
-            Ok(p) => *pid = p,
-            Err(Ended::Failed(why)) => return out.error(Phase::Measure, RigError::new(why)),
-            // The rig's own error, sent by the fork itself.
-            Err(Ended::Reported) => return,
-            Err(Ended::Signaled(signal)) => die_of(signal),
-        }
+    let counted = pair(&mut rig, 1, &task.totals, out).and_then(|[one, two]| {
+        let m = iterations(two.saturating_sub(one), &task.near).min(task.most.max(1));
+        pair(&mut rig, m, &task.totals, out).map(|totals| (m, totals))
+    });
+    match counted {
+        Ok((iterations, totals)) => out.send(&Message::Counted { threads, iterations, totals: Some(totals) }),
+        Err(Ended::Failed(why)) => out.error(Phase::Measure, RigError::new(why)),
+        // The rig's own error, sent by the fork itself.
+        Err(Ended::Reported) => {}
+        Err(Ended::Signaled(signal)) => die_of(signal),
     }
-    out.send(&Message::Counted { threads, forks: Some(pids) });
+}
+
+/// m for iterations of `per_iteration` instructions: a power of two near [`COUNTED`] instructions in all, or
+/// one of `near` when it is within a factor of 4 of that.
+pub fn iterations(per_iteration: u64, near: &[u64]) -> u64 {
+    let wanted = (COUNTED / per_iteration.max(1)).clamp(1, 1 << 40);
+    let wanted: u64 = 1 << (63 - wanted.leading_zeros());
+    near.iter().copied().find(|&m| m <= wanted.saturating_mul(4) && wanted <= m.saturating_mul(4)).unwrap_or(wanted)
 }
 
 /// How a fork did not count.
 enum Ended {
-    /// It could not be made or waited for.
+    /// It could not be made, waited for or read.
     Failed(String),
     /// The rig failed in it, and it said so on the protocol.
     Reported,
@@ -62,9 +75,23 @@ enum Ended {
     Signaled(i32),
 }
 
+/// Prepares 2`m` inputs, then forks one process that runs `m` iterations and one that runs 2`m`; their totals.
+fn pair(rig: &mut PluginRig, m: u64, totals: &Path, out: &mut Protocol) -> Result<[u64; 2], Ended> {
+    rig.prepare(2 * m).map_err(|err| {
+        out.error(Phase::Measure, err);
+        Ended::Reported
+    })?;
+    let forks = [m, 2 * m].map(|n| fork(rig, n, out));
+    let mut counted = [0; 2];
+    for (total, fork) in counted.iter_mut().zip(forks) {
+        *total = fork.and_then(wait).and_then(|pid| read_total(totals, pid))?;
+    }
+    Ok(counted)
+}
+
 /// Forks a process that runs `n` iterations and exits; its pid.
 fn fork(rig: &mut PluginRig, n: u64, out: &mut Protocol) -> Result<libc::pid_t, Ended> {
-    // SAFETY: this process has one thread (checked by the caller), so the fork may run any code.
+    // SAFETY: this process has one thread (checked before the first pair), so the fork may run any code.
     match unsafe { libc::fork() } {
         -1 => Err(Ended::Failed(format!("fork: {}", std::io::Error::last_os_error()))),
         0 => {
@@ -85,8 +112,8 @@ fn fork(rig: &mut PluginRig, n: u64, out: &mut Protocol) -> Result<libc::pid_t, 
 /// The exit code of a fork whose rig failed and said so.
 const REPORTED: i32 = 3;
 
-/// Waits for the fork `pid` to exit cleanly; its pid.
-fn wait(pid: libc::pid_t) -> Result<u32, Ended> {
+/// Waits for the fork `pid` to exit cleanly.
+fn wait(pid: libc::pid_t) -> Result<libc::pid_t, Ended> {
     let mut status = 0;
     // SAFETY: waits for our own child.
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
@@ -97,10 +124,24 @@ fn wait(pid: libc::pid_t) -> Result<u32, Ended> {
     }
     match (libc::WIFSIGNALED(status), libc::WEXITSTATUS(status)) {
         (true, _) => Err(Ended::Signaled(libc::WTERMSIG(status))),
-        (false, 0) => Ok(pid as u32),
+        (false, 0) => Ok(pid),
         (false, REPORTED) => Err(Ended::Reported),
         (false, code) => Err(Ended::Failed(format!("the counting fork exited with code {code}"))),
     }
+}
+
+/// The instructions the fork `pid` executed in all, from the `summary:` line Cachegrind wrote at its exit.
+fn read_total(totals: &Path, pid: libc::pid_t) -> Result<u64, Ended> {
+    let file = totals.join(format!("cachegrind.{pid}"));
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Ended::Failed(format!("reading {} (is this process under Cachegrind?): {e}", file.display())))?;
+    let _ = std::fs::remove_file(&file);
+    summary(&text).ok_or_else(|| Ended::Failed(format!("{} has no `summary:` line", file.display())))
+}
+
+/// The total of a Cachegrind output file.
+pub fn summary(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix("summary:")).and_then(|n| n.split_whitespace().next()?.parse().ok())
 }
 
 /// Dies of `signal`, as the fork that ran the iterations did, so the parent names the crash as it would any
@@ -117,4 +158,28 @@ fn die_of(signal: i32) -> ! {
 /// Threads of this process: entries of `/proc/self/task`.
 fn threads() -> Option<u64> {
     Some(std::fs::read_dir("/proc/self/task").ok()?.count() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn m_is_a_power_of_two_sized_on_instructions_or_a_near_one_already_used() {
+        assert_eq!(iterations(31, &[]), 1 << 20, "50M / 31 = 1.6M: 2^20");
+        assert_eq!(iterations(8_000_000, &[]), 4);
+        assert_eq!(iterations(u64::MAX, &[]), 1, "never zero");
+        assert_eq!(iterations(0, &[]), 1 << 25, "a free iteration is bounded too");
+        assert_eq!(iterations(8_000_000, &[16, 2]), 16, "the first one within 4x");
+        assert_eq!(iterations(8_000_000, &[64]), 4, "64 is 16x: this cell's own");
+    }
+
+    #[test]
+    fn the_total_is_read_from_the_summary_line() {
+        assert_eq!(
+            summary("desc: I1 cache:\ncmd: x\nevents: Ir\nfl=a.rs\n1 5\nsummary: 120127019\n"),
+            Some(120_127_019)
+        );
+        assert_eq!(summary("events: Ir\n"), None);
+    }
 }

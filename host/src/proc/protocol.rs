@@ -42,14 +42,21 @@ pub enum Task {
     Count(CountTask),
 }
 
-/// An instruction count: the rig set up and `2 x iterations` inputs prepared once, then two forks, one running
-/// `iterations` iterations, the other twice as many; the difference of their totals is `iterations` alone.
+/// An instruction count (`child/count.rs`): the rig set up once, then pairs of forks, one running m
+/// iterations and the other 2m, whose totals Cachegrind writes to `totals/cachegrind.PID`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CountTask {
     /// The cell.
     pub cell: CellTask,
-    /// The iterations of the shorter fork.
-    pub iterations: u64,
+    /// The directory Cachegrind writes each process's totals to (`--cachegrind-out-file=DIR/cachegrind.%p`).
+    pub totals: PathBuf,
+    /// The m of the rig's earlier counts (this run's, then the stream's): one near what this cell asks for is
+    /// taken instead, so that arms compared with each other, and nights of a series, count alike.
+    #[serde(default)]
+    pub near: Vec<u64>,
+    /// The most m may be: what [`crate::run::instructions::NATIVE_NS`] of the cell's time per iteration
+    /// allows, for iterations whose time is in the kernel (a sleep, an fsync), where instructions are few.
+    pub most: u64,
 }
 
 /// Two arms measured in one process: both libraries loaded, both rigs set up, then pairs of samples, one of
@@ -196,9 +203,11 @@ pub enum Message {
     Counted {
         /// Threads of the process before it forked.
         threads: Option<u64>,
-        /// The pids of the shorter fork and the longer one; none when the process did not fork (more than one
-        /// thread).
-        forks: Option<[u32; 2]>,
+        /// m: the shorter fork's iterations (the longer ran 2m).
+        iterations: u64,
+        /// The instructions each fork executed in all, the shorter first; none when the process could not
+        /// fork (more than one thread).
+        totals: Option<[u64; 2]>,
     },
     /// The child finished its work and is about to exit 0.
     Done,

@@ -293,5 +293,25 @@ mod tests {
         let html = page(&[records[0].clone(), records[1].clone(), failed]);
         assert!(html.contains("Failed in their newest run (1)") && html.contains("FAILED (invariant): consumed =="));
         assert_eq!(html.matches("<rect").count(), 1, "only the series that did not fail is charted");
+
+        // An instruction count (`run --instructions`) is drawn as any other metric: its own chart, in its unit.
+        let counted: Vec<Record> = records[..2]
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                let count = benchhost_record::MetricValue {
+                    value: 1_207_620.0,
+                    unit: "instructions".into(),
+                    higher_is_better: false,
+                    ci95: None,
+                    n: Some(1),
+                };
+                r.metrics.insert(benchhost_record::INSTRUCTIONS.into(), count);
+                r
+            })
+            .collect();
+        let html = page(&counted);
+        assert_eq!(html.matches("<svg").count(), 2, "the rig's metric and the count");
+        assert!(html.contains("1207620 instructions"), "the bars are labelled in the count's unit");
     }
 }

@@ -87,7 +87,8 @@ impl Executor for ChildExecutor<'_> {
     }
 
     fn execute_count(&mut self, count: CountRun<'_>) -> ChildRun {
-        let task = Task::Count(CountTask { cell: self.task(count.cell, count.scratch), iterations: count.iterations });
+        let cell = self.task(count.cell, count.scratch);
+        let task = Task::Count(CountTask { cell, totals: count.totals.to_owned(), near: count.near, most: count.most });
         let deadline = count.cell.deadline.saturating_mul(crate::run::instructions::DEADLINE_FACTOR);
         run_child_under(&count.wrapper, &self.exe, &task, deadline, Some(count.log), &mut |_| {})
     }

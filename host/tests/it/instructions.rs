@@ -67,6 +67,19 @@ fn counts_are_judged_exactly_between_interleaved_arms() {
 }
 
 #[test]
+fn another_build_is_judged_by_its_count_too() {
+    let rigs = "[rig.healthy]\nparams = { at = \"setup\" }\n";
+    let dir = fault_plugins();
+    let (records, _) = counted(rigs, &dir, &["--against", dir.to_str().unwrap(), "--rounds", "2"], 0);
+    let verdict = records
+        .iter()
+        .find_map(|r| r.verdict.as_ref().filter(|v| v.metric.as_deref() == Some(INSTRUCTIONS)))
+        .expect("a verdict on the count");
+    assert_eq!(verdict.against.as_ref().unwrap()["build"], dir.display().to_string());
+    assert_eq!((verdict.decision, verdict.ratio), (Decision::NoChange, Some(1.0)), "the same library counts the same");
+}
+
+#[test]
 fn without_valgrind_the_run_stops_in_one_line_that_says_how_to_install_it() {
     let sandbox = Sandbox::new();
     let mut cmd = sandbox.cmd();
