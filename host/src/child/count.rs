@@ -3,7 +3,8 @@
 //! handlers, whose cost may grow with the iterations); its twin runs 2m. Both inherit Cachegrind's counters as
 //! they stood at the fork, so the difference of their totals is m iterations and nothing else: not the load,
 //! whose layout check hashes with a seed drawn per process (std's `HashMap` in abi_stable: a few hundred
-//! instructions that differ from process to process), nor set-up nor `prepare`. What is left is the clock pair
+//! instructions that differ from process to process), nor set-up nor `prepare`. What is left, divided by m, is
+//! what this process runs between its two forks (~140 instructions, the same every time) and the clock pair
 //! around the batch, whose arithmetic differs by an instruction or two with the times it reads.
 //!
 //! m is sized on instructions, not time: a first pair with m = 1 counts one iteration, and m is the power of
@@ -17,7 +18,7 @@ use std::path::Path;
 use benchhost_plugin_api::{RigError, Style};
 
 use super::sampler::Measure;
-use super::{PluginRig, Protocol, load, set_up};
+use super::{PluginRig, Protocol, create, load, setup_json};
 use crate::proc::protocol::{CountTask, Message, Phase};
 
 /// Instructions of the m iterations counted: ~0.1 s of native time here, a second or two under Cachegrind.
@@ -26,15 +27,26 @@ pub const COUNTED: u64 = 50_000_000;
 /// Runs the count, speaking the protocol: [`Message::Counted`] carries m and the two forks' totals.
 pub(super) fn run(task: &CountTask, out: &mut Protocol) {
     out.send(&Message::Phase { phase: Phase::Load });
-    let root = match load(&task.cell, &mut |m| out.send(&m)) {
-        Ok((_, Style::Run)) => {
+    // The load and the set-up's JSON on a thread of their own, in a heap arena of their own (as the task was
+    // read): the main heap, where the rig allocates and the forks iterate, then holds the same as in any other
+    // count of the same code. Where the rig's buffers land decides the path alignment-dependent code takes (a
+    // memcpy): a task line a few bytes longer, or a library at a longer path, moved the count of the ingest rig's
+    // metrics conversion by 1% when the main heap held them.
+    let loaded =
+        std::thread::scope(|s| s.spawn(|| (load(&task.cell, &mut |m| out.send(&m)), setup_json(&task.cell))).join());
+    let (root, [params, ctx]) = match loaded {
+        Ok((Ok((_, Style::Run)), _)) => {
             return out.error(Phase::Load, RigError::unsupported("instruction counts are not for run-style rigs"));
         }
-        Ok((root, Style::Iterations)) => root,
-        Err((phase, err)) => return out.error(phase, err),
+        Ok((Ok((root, Style::Iterations)), json)) => (root, json),
+        Ok((Err((phase, err)), _)) => return out.error(phase, err),
+        Err(_) => return out.error(Phase::Load, RigError::new("the thread loading the plugin panicked")),
     };
     out.send(&Message::Phase { phase: Phase::Setup });
-    let mut rig = match set_up(&root, &task.cell) {
+    let created = create(&root, &task.cell.rig, &params, &ctx);
+    // Freed here, they would go to this thread's cache and be handed to the rig: kept until the process ends.
+    std::mem::forget((params, ctx));
+    let mut rig = match created {
         Ok(rig) => rig,
         Err(err) => return out.error(Phase::Setup, err),
     };
@@ -84,7 +96,10 @@ fn pair(rig: &mut PluginRig, m: u64, totals: &Path, out: &mut Protocol) -> Resul
     let forks = [m, 2 * m].map(|n| fork(rig, n, out));
     let mut counted = [0; 2];
     for (total, fork) in counted.iter_mut().zip(forks) {
-        *total = fork.and_then(wait).and_then(|pid| read_total(totals, pid))?;
+        let pid = fork.and_then(wait)?;
+        // Read on a thread of its own: the file's length (it holds counts) must not shape the main heap.
+        let read = std::thread::scope(|s| s.spawn(|| read_total(totals, pid)).join());
+        *total = read.unwrap_or_else(|_| Err(Ended::Failed("the thread reading the totals panicked".into())))?;
     }
     Ok(counted)
 }

@@ -33,12 +33,10 @@ pub fn main() -> i32 {
         }
     };
     out.send(&Message::hello());
-    let mut line = String::new();
-    if let Err(e) = std::io::stdin().lock().read_line(&mut line) {
-        eprintln!("benchhost child: reading the task: {e}");
-        return 3;
-    }
-    match serde_json::from_str::<Task>(&line) {
+    // Read and decoded on a thread of its own: glibc gives that thread a heap arena of its own, so the task's
+    // size never shapes the main heap, where a count's rig lives (see `count.rs`).
+    let task = std::thread::scope(|s| s.spawn(read_task).join().unwrap_or_else(|_| Err("panicked".into())));
+    match task {
         Ok(Task::Probe { path, pin }) => match library::open(&path, pin.as_deref()) {
             Ok(opened) => out.send(&Message::Plugin { info: opened.info, sha256: Some(opened.sha256) }),
             Err(reason) => out.send(&Message::Rejected { reason }),
@@ -47,12 +45,19 @@ pub fn main() -> i32 {
         Ok(Task::Duel(task)) => duel::run(&task, &mut out),
         Ok(Task::Count(task)) => count::run(&task, &mut out),
         Err(e) => {
-            eprintln!("benchhost child: undecodable task: {e}");
+            eprintln!("benchhost child: {e}");
             return 3;
         }
     }
     out.send(&Message::Done);
     0
+}
+
+/// The task, from its line on stdin.
+fn read_task() -> Result<Task, String> {
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| format!("reading the task: {e}"))?;
+    serde_json::from_str(&line).map_err(|e| format!("undecodable task: {e}"))
 }
 
 fn run_cell(task: &CellTask, out: &mut Protocol) {
@@ -107,11 +112,22 @@ fn load(task: &CellTask, send: &mut dyn FnMut(Message)) -> Result<(PluginRef, St
 
 /// The rig of `task`, set up.
 fn set_up(root: &PluginRef, task: &CellTask) -> Result<PluginRig, RigError> {
-    let params = serde_json::to_string(&task.params).expect("params serialize");
+    let [params, ctx] = setup_json(task);
+    create(root, &task.rig, &params, &ctx)
+}
+
+/// What `setup` is given: the parameters and the [`SetupContext`], as JSON.
+fn setup_json(task: &CellTask) -> [String; 2] {
     let ctx = SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick };
-    let ctx = serde_json::to_string(&ctx).expect("context serializes");
-    let created =
-        (root.new_rig())(RStr::from(task.rig.as_str()), RStr::from(params.as_str()), RStr::from(ctx.as_str()));
+    [
+        serde_json::to_string(&task.params).expect("params serialize"),
+        serde_json::to_string(&ctx).expect("context serializes"),
+    ]
+}
+
+/// The rig `name` of `root`, set up with `params` and `ctx` (JSON).
+fn create(root: &PluginRef, name: &str, params: &str, ctx: &str) -> Result<PluginRig, RigError> {
+    let created = (root.new_rig())(RStr::from(name), RStr::from(params), RStr::from(ctx));
     match created {
         RResult::ROk(rig) => Ok(PluginRig(rig)),
         RResult::RErr(err) => Err(decode_error(&err)),

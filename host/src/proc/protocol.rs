@@ -54,8 +54,8 @@ pub struct CountTask {
     /// taken instead, so that arms compared with each other, and nights of a series, count alike.
     #[serde(default)]
     pub near: Vec<u64>,
-    /// The most m may be: what [`crate::run::instructions::NATIVE_NS`] of the cell's time per iteration
-    /// allows, for iterations whose time is in the kernel (a sleep, an fsync), where instructions are few.
+    /// The most m may be: what 100 ms of the cell's time per iteration allows, for iterations whose time is in
+    /// the kernel (a sleep, an fsync), where instructions are few.
     pub most: u64,
 }
 
