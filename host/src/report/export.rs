@@ -96,17 +96,20 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
 /// that differ, joined by `/`. The records keep every key; tables and Markdown show what tells series apart.
 pub fn short_names(variants: &[&BTreeMap<String, Value>]) -> (String, Vec<String>) {
     let keys: std::collections::BTreeSet<&String> = variants.iter().flat_map(|v| v.keys()).collect();
-    let varies = |k: &String| variants.iter().any(|v| v.get(k) != variants[0].get(k));
+    // Which keys vary, found once (one pass over the variants per key): asked per row and key, it made
+    // `show` quadratic in the records of a rig.
+    let varying: std::collections::BTreeSet<&String> =
+        keys.iter().copied().filter(|k| variants.iter().any(|v| v.get(*k) != variants[0].get(*k))).collect();
     let fixed: Vec<String> = keys
         .iter()
-        .filter(|k| !varies(k))
+        .filter(|k| !varying.contains(*k))
         .filter_map(|k| variants[0].get(*k).map(|v| format!("{k}={}", plain(v))))
         .collect();
     let names = variants
         .iter()
         .map(|v| {
             let parts: Vec<String> =
-                v.iter().filter(|(k, _)| varies(k)).map(|(k, v)| format!("{k}={}", plain(v))).collect();
+                v.iter().filter(|(k, _)| varying.contains(k)).map(|(k, v)| format!("{k}={}", plain(v))).collect();
             parts.join("/")
         })
         .collect();
