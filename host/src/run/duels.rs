@@ -183,6 +183,9 @@ pub fn run(
     for &i in &dueling {
         let mut record = rounds::combine(per_cell[i].clone());
         crate::run::instructions::count(&cells[i], &mut record, ctx, &format!("cell-{:03}", cells[i].index));
+        if let Some(signal) = crate::proc::interrupt::received() {
+            return Err(interrupted(signal, format!("counting cell {} ({})", cells[i].index, cells[i].label()), sink));
+        }
         // The other build's numbers only serve the paired verdicts; its failures are reported.
         if !cells[i].against || record.kind == Kind::Failure {
             sink.keep(&record).map_err(|e| e.context(format!("cell {} ({})", cells[i].index, cells[i].label())))?;

@@ -218,6 +218,14 @@ pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<
             }
             let mut record = if done.len() == 1 { done[0].clone() } else { rounds::combine(done.clone()) };
             crate::run::instructions::count(cell, &mut record, ctx, &format!("cell-{:03}", cell.index));
+            if let Some(signal) = crate::proc::interrupt::received() {
+                return Err(interrupted(
+                    signal,
+                    format!("counting cell {} ({})", cell.index, cell.label()),
+                    written,
+                    sink,
+                ));
+            }
             // The other build's numbers only serve the paired verdicts; its failures are reported.
             if !cell.against || record.kind == Kind::Failure {
                 sink.keep(&record).map_err(|e| {
