@@ -195,6 +195,16 @@ impl Sandbox {
         reader::read(&path).map(|s| s.records.into_iter().map(|(_, r)| r).collect()).unwrap_or_default()
     }
 
+    /// Runs `cmd`, which must be refused before anything runs: exit code 2, one line on stderr (returned), and
+    /// no record in `out`.
+    pub fn refused(&self, cmd: &mut assert_cmd::Command, out: &str) -> String {
+        let output = cmd.assert().code(2);
+        let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(self.records_if_any(out).is_empty(), "nothing ran");
+        stderr
+    }
+
     /// The records of the sandbox's results file, with the problems the reader reported.
     pub fn records(&self, name: &str) -> (Vec<Record>, Vec<String>) {
         let stream = reader::read(&self.path().join(name)).unwrap();
