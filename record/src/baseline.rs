@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::Record;
-use crate::reader;
+use crate::history::{History, Needs};
 
 /// Where baseline `name` lives next to the results stream `out`.
 pub fn path(out: &Path, name: &str) -> Result<PathBuf> {
@@ -76,10 +76,14 @@ fn saved(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Records of a results file, or of the baseline of that name (looked up next to `out`). A side with no
-/// readable record is an error: comparing against nothing would call every series `added` and pass a gate.
+/// The newest record of each series (and the newest verdict per series and metric) of a results file, or of
+/// the baseline of that name (looked up next to `out`): all a comparison reads, in memory bounded by the
+/// series. A side with no readable record is an error: comparing against nothing would call every series
+/// `added` and pass a gate.
 pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
-    reader::records(&locate(file_or_name, out)?)
+    let mut history = History::new(Needs { newest: 1, trend: 0 });
+    history.read(&locate(file_or_name, out)?)?;
+    Ok(history.into_records())
 }
 
 #[cfg(test)]

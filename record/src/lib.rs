@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod canon;
 mod closed;
 mod instructions;
 mod record;
@@ -19,8 +20,10 @@ mod summary;
 mod verdict;
 
 pub mod baseline;
+pub mod history;
 pub mod merge;
 pub mod reader;
+pub mod scan;
 pub mod sink;
 pub mod verify;
 

@@ -6,13 +6,16 @@
 //! uploaded twice) are dropped and counted; different ones are a conflict, reported with both places, and the
 //! first is kept. Records already in OUT take part, so merging twice adds nothing.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry as Slot;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::Record;
-use crate::reader;
+use crate::canon::{self, Place};
+use crate::scan::{Scanned, scan};
+use crate::sink::Sink;
 
 /// What a merge did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -29,66 +32,107 @@ pub struct Merged {
     pub conflicts: Vec<String>,
 }
 
-type Identity = (Option<String>, String, String, String, Vec<String>);
-
-fn identity(record: &Record) -> Identity {
-    let kind = serde_json::to_string(&record.kind).unwrap_or_default();
-    let variant = serde_json::to_string(&record.variant).unwrap_or_default();
-    let metrics = record.metrics.keys().cloned().collect();
-    (record.run.id.clone(), record.bench.clone(), kind, variant, metrics)
+/// What the pass keeps of a record: its identity and text as 128-bit hashes (see `canon`), its place, and
+/// the line to append should it be new.
+struct Offered {
+    identity: u128,
+    text: u128,
+    place: Place,
+    line: Option<String>,
 }
 
-/// Merges `sources` (place, record): the indices of the records to keep, in first-seen order.
-pub fn merge(sources: &[(String, Record)]) -> (Vec<usize>, Merged) {
-    let mut seen: BTreeMap<Identity, (&str, serde_json::Value)> = BTreeMap::new();
-    let mut kept = Vec::new();
-    let mut merged = Merged::default();
-    for (i, (place, record)) in sources.iter().enumerate() {
-        let json = serde_json::to_value(record).unwrap_or_default();
-        match seen.get(&identity(record)) {
-            Some((_, first)) if *first == json => merged.duplicates += 1,
-            Some((first_place, _)) => merged.conflicts.push(format!(
-                "{place}: {} {} of run {} differs from the one at {first_place}; kept that one",
-                record.bench,
-                serde_json::to_string(&record.variant).unwrap_or_default(),
-                record.run.id.as_deref().unwrap_or("(no id)")
-            )),
-            None => {
-                seen.insert(identity(record), (place, json));
-                kept.push(i);
-            }
-        }
-    }
-    merged.kept = kept.len();
-    (kept, merged)
+/// The first record seen of an identity.
+struct Seen {
+    text: u128,
+    source: usize,
+    place: Place,
 }
 
 /// `benchhost merge`: appends to `out` the records of `inputs` it does not hold yet, and says what it did.
+/// One pass over OUT, then each input, in bounded memory (~60 bytes per distinct record); new records are
+/// appended in batches as they are found.
 pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
-    let mut sources = Vec::new();
-    let mut unreadable = Vec::new();
-    // Sources before this index are OUT's own records: kept or not, they are never written again.
-    let mut in_out = 0;
-    for path in std::iter::once(out).filter(|p| p.exists()).chain(inputs.iter().map(PathBuf::as_path)) {
-        let stream = reader::read(path)?;
-        unreadable.extend(stream.problems);
-        sources.extend(stream.records.into_iter().map(|(line, r)| (format!("{}:{line}", path.display()), r)));
-        if path == out {
-            in_out = sources.len();
-        }
+    let mut sources: Vec<&Path> = Vec::new();
+    if out.exists() {
+        sources.push(out);
     }
-    let (kept, mut merged) = merge(&sources);
-    let added: Vec<&Record> = kept.iter().filter(|&&i| i >= in_out).map(|&i| &sources[i].1).collect();
-    crate::sink::Sink::append_all(out, added.iter().copied())?;
-    merged.added = added.len();
-    merged.unreadable = unreadable;
+    let out_len = sources.len();
+    sources.extend(inputs.iter().map(PathBuf::as_path));
+    let mut batch = Sink::open(out)?.batch();
+    // An input that is OUT itself must not read what this merge appends to it.
+    let out_file = file_id(out);
+    if inputs.iter().any(|input| file_id(input) == out_file) {
+        batch.hold();
+    }
+    let mut seen: HashMap<u128, Seen> = HashMap::new();
+    let mut merged = Merged::default();
+    for (source, path) in sources.iter().enumerate() {
+        let in_out = source < out_len;
+        let offer = |entry: crate::reader::Entry| Offered {
+            identity: canon::hash(&identity(&entry.record)),
+            text: canon::hash(&entry.record),
+            place: Place::from(&entry),
+            line: (!in_out).then(|| entry.record.to_line()),
+        };
+        scan(path, offer, |item| {
+            let offered = match item {
+                Scanned::Problem(problem) => {
+                    merged.unreadable.push(problem);
+                    return Ok(());
+                }
+                Scanned::Record(offered) => offered,
+            };
+            match seen.entry(offered.identity) {
+                Slot::Occupied(first) if first.get().text == offered.text => merged.duplicates += 1,
+                Slot::Occupied(first) => {
+                    let first = first.get();
+                    let at = format!("{}:{}", sources[first.source].display(), first.place.line);
+                    merged.conflicts.push(conflict(path, offered.place, &at));
+                }
+                Slot::Vacant(slot) => {
+                    slot.insert(Seen { text: offered.text, source, place: offered.place });
+                    merged.kept += 1;
+                    if let Some(line) = offered.line {
+                        merged.added += 1;
+                        batch.push(&line)?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    batch.finish()?;
     Ok(merged)
+}
+
+/// A record's identity: run id, rig, kind, variant and metric names.
+fn identity(record: &crate::Record) -> impl serde::Serialize + '_ {
+    (&record.run.id, &record.bench, record.kind, &record.variant, record.metrics.keys().collect::<Vec<_>>())
+}
+
+/// `PLACE: BENCH VARIANT of run ID differs from the one at FIRST; kept that one`.
+fn conflict(path: &Path, place: Place, first: &str) -> String {
+    let at = format!("{}:{}", path.display(), place.line);
+    match canon::reread(path, place) {
+        Ok(record) => format!(
+            "{at}: {} {} of run {} differs from the one at {first}; kept that one",
+            record.bench,
+            serde_json::to_string(&record.variant).unwrap_or_default(),
+            record.run.id.as_deref().unwrap_or("(no id)")
+        ),
+        Err(e) => format!("{at}: differs from the one at {first}; kept that one ({e:#})"),
+    }
+}
+
+/// The device and inode of `path`, when it exists.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RunInfo;
+    use crate::{Record, RunInfo, reader};
 
     fn record(run: &str, rig: &str, rows: i64, value: f64) -> Record {
         let variant = [("rows".to_string(), rows.into())].into();
@@ -97,20 +141,42 @@ mod tests {
         r
     }
 
+    fn write(path: &Path, records: &[&Record]) {
+        std::fs::write(path, records.iter().map(|r| format!("{}\n", r.to_line())).collect::<String>()).unwrap();
+    }
+
     #[test]
     fn identical_duplicates_are_dropped_and_different_ones_are_conflicts() {
         let a = record("run-1", "wal", 1000, 1.0);
         let b = record("run-1", "wal", 10_000, 2.0);
         let other_run = record("run-2", "wal", 1000, 1.0);
         let conflicting = record("run-1", "wal", 1000, 9.0);
-        let sources = [("s1:1", &a), ("s2:1", &b), ("s2:2", &a), ("s3:1", &other_run), ("s3:2", &conflicting)]
-            .map(|(p, r)| (p.to_string(), r.clone()));
-        let (kept, merged) = merge(&sources);
-        let kept: Vec<&Record> = kept.iter().map(|&i| &sources[i].1).collect();
-        assert_eq!(kept, [&a, &b, &other_run]);
-        assert_eq!((merged.kept, merged.duplicates), (3, 1));
-        assert_eq!(merged.conflicts.len(), 1);
-        assert!(merged.conflicts[0].starts_with("s3:2: wal {\"rows\":1000} of run run-1 differs from the one at s1:1"));
+        let dir = tempfile::tempdir().unwrap();
+        let [s1, s2, s3, out] = ["s1", "s2", "s3", "out"].map(|n| dir.path().join(format!("{n}.jsonl")));
+        write(&s1, &[&a]);
+        write(&s2, &[&b, &a]);
+        write(&s3, &[&other_run, &conflicting]);
+        let merged = merge_files(&out, &[s1.clone(), s2, s3.clone()]).unwrap();
+        let kept: Vec<Record> = reader::read(&out).unwrap().records.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(kept, [a, b, other_run]);
+        assert_eq!((merged.kept, merged.added, merged.duplicates), (3, 3, 1));
+        let expected = format!(
+            "{}:2: wal {{\"rows\":1000}} of run run-1 differs from the one at {}:1; kept that one",
+            s3.display(),
+            s1.display()
+        );
+        assert_eq!(merged.conflicts, [expected]);
+    }
+
+    #[test]
+    fn an_input_that_is_out_adds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.jsonl");
+        let (a, b) = (record("run-1", "wal", 1, 1.0), record("run-1", "wal", 2, 2.0));
+        write(&out, &[&a, &b]);
+        let merged = merge_files(&out, &[out.clone(), out.clone()]).unwrap();
+        assert_eq!((merged.kept, merged.added, merged.duplicates), (2, 0, 4));
+        assert_eq!(reader::read(&out).unwrap().records.len(), 2);
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! Reads results streams. Any schema-1 record is accepted and unknown fields are skipped; another schema
 //! version is rejected with file, line and version; a line that is not JSON (a writer killed mid-line) is
-//! reported and skipped, and every complete record is kept.
+//! reported and skipped, and every complete record is kept, even one glued to the torn line before it.
+//!
+//! [`scan`](crate::scan::scan) reads a stream of any length once, in bounded memory; [`read`] and
+//! [`records`] hold every record, for callers that need them all.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
+use crate::scan::{Scanned, scan};
 use crate::{Record, SCHEMA};
 
 /// Records read from one stream, and the lines that had to be skipped.
@@ -19,10 +23,35 @@ pub struct Stream {
     pub problems: Vec<String>,
 }
 
+/// One readable record of a stream and where it is: its 1-based line, and the byte offset and length of its
+/// JSON text in the file (without the newline), so a tool can read it again without holding it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the record's text in the file.
+    pub offset: u64,
+    /// Length of the record's text in bytes.
+    pub len: usize,
+    /// The record.
+    pub record: Record,
+}
+
 /// Reads the stream at `path`.
 pub fn read(path: &Path) -> Result<Stream> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    parse(path, &bytes)
+    let mut stream = Stream { path: path.to_owned(), ..Stream::default() };
+    scan(
+        path,
+        |entry| (entry.line, entry.record),
+        |item| {
+            match item {
+                Scanned::Record(record) => stream.records.push(record),
+                Scanned::Problem(problem) => stream.problems.push(problem),
+            }
+            Ok(())
+        },
+    )?;
+    Ok(stream)
 }
 
 /// The records of the stream at `path`, for a tool that reads them to act on them: each skipped line is
@@ -30,101 +59,138 @@ pub fn read(path: &Path) -> Result<Stream> {
 /// a report of garbage must not look like a report of nothing, nor a corrupt baseline like an empty one.
 pub fn records(path: &Path) -> Result<Vec<Record>> {
     let stream = read(path)?;
-    for problem in &stream.problems {
+    warn(path, &stream.problems, stream.records.len())?;
+    Ok(stream.records.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Reports a read's skipped lines on stderr, and fails a stream without one readable record (see [`records`]).
+pub fn warn(path: &Path, problems: &[String], records: usize) -> Result<()> {
+    for problem in problems {
         eprintln!("warning: {problem}");
     }
-    if stream.records.is_empty() {
-        bail!("{} holds no readable record ({} lines skipped)", path.display(), stream.problems.len());
+    if records == 0 {
+        bail!("{} holds no readable record ({} lines skipped)", path.display(), problems.len());
     }
-    Ok(stream.records.into_iter().map(|(_, r)| r).collect())
+    Ok(())
 }
 
 /// Parses the bytes of a stream; `path` names it in messages.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
-    let name = path.display();
     let mut stream = Stream { path: path.to_owned(), ..Stream::default() };
-    let ends_with_newline = bytes.last() == Some(&b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let count = if ends_with_newline { lines.len() - 1 } else { lines.len() };
-    for (i, raw) in lines.into_iter().take(count).enumerate() {
-        let line_no = i + 1;
-        let is_last = line_no == count;
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let value: serde_json::Value = match serde_json::from_slice(raw) {
-            Ok(value) => value,
-            Err(e) => {
-                let what = if is_last && !ends_with_newline { "torn last line" } else { "corrupt line" };
-                stream.problems.push(format!("{name}:{line_no}: {what} skipped ({} bytes, {e})", raw.len()));
-                continue;
-            }
-        };
-        match value.get("schema").and_then(serde_json::Value::as_u64) {
-            Some(v) if v == u64::from(SCHEMA) => {}
-            Some(v) => {
-                bail!("{name}:{line_no}: schema version {v} is not supported (this benchhost reads schema {SCHEMA})")
-            }
-            None => bail!("{name}:{line_no}: not a benchhost record (no numeric `schema` field)"),
-        }
-        // A schema-1 line this build cannot take (a field of the wrong type, such as the `null` an older
-        // benchhost wrote for a NaN ratio) costs that line only: one warning, the rest of the stream is read.
-        match serde_json::from_value::<Record>(value) {
-            Ok(record) => stream.records.push((line_no, record)),
-            Err(e) => stream.problems.push(format!("{name}:{line_no}: invalid schema-1 record skipped ({e})")),
+    let mut lines = Vec::new();
+    let fatal =
+        parse_block(&path.display().to_string(), Block { first_line: 1, offset: 0, bytes, last: true }, &mut lines);
+    for item in lines {
+        match item {
+            Scanned::Record(entry) => stream.records.push((entry.line, entry.record)),
+            Scanned::Problem(problem) => stream.problems.push(problem),
         }
     }
-    Ok(stream)
+    match fatal {
+        Some(fatal) => Err(fatal),
+        None => Ok(stream),
+    }
+}
+
+/// Whole lines of a stream: where they start, and whether they end the file.
+pub(crate) struct Block<'a> {
+    /// Line number of the first line.
+    pub first_line: usize,
+    /// Byte offset of the first line in the file.
+    pub offset: u64,
+    /// The lines, each ended by a newline except perhaps the file's last.
+    pub bytes: &'a [u8],
+    /// Whether the block ends the file (so a last line without a newline is a torn one).
+    pub last: bool,
+}
+
+/// Parses the lines of `block` into `out`, in order; stops at, and returns, a line that ends the read (another
+/// schema version, not a benchhost record).
+pub(crate) fn parse_block(name: &str, block: Block<'_>, out: &mut Vec<Scanned<Entry>>) -> Option<anyhow::Error> {
+    let mut offset = block.offset;
+    let mut rest = block.bytes;
+    let mut line = block.first_line;
+    while !rest.is_empty() {
+        let (raw, terminated) = match rest.iter().position(|&b| b == b'\n') {
+            Some(end) => (&rest[..end], true),
+            None => (rest, false),
+        };
+        let torn = block.last && !terminated;
+        if let Err(fatal) = parse_line(name, line, offset, raw, torn, out) {
+            return Some(fatal);
+        }
+        let step = raw.len() + usize::from(terminated);
+        rest = &rest[step..];
+        offset += step as u64;
+        line += 1;
+    }
+    None
+}
+
+/// The start of every record this build writes: where a complete record glued to a torn one begins.
+const RECORD_START: &[u8] = b"{\"schema\":";
+
+fn parse_line(
+    name: &str,
+    line: usize,
+    offset: u64,
+    raw: &[u8],
+    torn: bool,
+    out: &mut Vec<Scanned<Entry>>,
+) -> Result<()> {
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    let entry = |record| Scanned::Record(Entry { line, offset, len: raw.len(), record });
+    // The common case in one typed parse; everything else takes the path that names what is wrong.
+    if let Ok(record) = serde_json::from_slice::<Record>(raw)
+        && record.schema == SCHEMA
+    {
+        out.push(entry(record));
+        return Ok(());
+    }
+    let value: serde_json::Value = match serde_json::from_slice(raw) {
+        Ok(value) => value,
+        Err(e) => {
+            if let Some(start) = glued_record(raw) {
+                let mut recovered = Vec::new();
+                let tail = &raw[start..];
+                if parse_line(name, line, offset + start as u64, tail, torn, &mut recovered).is_ok()
+                    && matches!(recovered.as_slice(), [Scanned::Record(_)])
+                {
+                    out.push(Scanned::Problem(format!(
+                        "{name}:{line}: torn record skipped ({start} bytes) before a complete one at column {}; kept that one",
+                        start + 1
+                    )));
+                    out.extend(recovered);
+                    return Ok(());
+                }
+            }
+            let what = if torn { "torn last line" } else { "corrupt line" };
+            out.push(Scanned::Problem(format!("{name}:{line}: {what} skipped ({} bytes, {e})", raw.len())));
+            return Ok(());
+        }
+    };
+    match value.get("schema").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA) => {}
+        Some(v) => bail!("{name}:{line}: schema version {v} is not supported (this benchhost reads schema {SCHEMA})"),
+        None => bail!("{name}:{line}: not a benchhost record (no numeric `schema` field)"),
+    }
+    // A schema-1 line this build cannot take (a field of the wrong type, such as the `null` an older
+    // benchhost wrote for a NaN ratio) costs that line only: one warning, the rest of the stream is read.
+    match serde_json::from_value::<Record>(value) {
+        Ok(record) => out.push(entry(record)),
+        Err(e) => out.push(Scanned::Problem(format!("{name}:{line}: invalid schema-1 record skipped ({e})"))),
+    }
+    Ok(())
+}
+
+/// Where a later record starts in a line that is not JSON: a writer killed mid-line, then another writer that
+/// did not start a fresh line, leave a torn prefix glued to a whole record.
+fn glued_record(raw: &[u8]) -> Option<usize> {
+    raw.windows(RECORD_START.len()).skip(1).position(|w| w == RECORD_START).map(|i| i + 1)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = r#"{"schema":1,"bench":"b","kind":"measurement","run":{"ts_ms":1,"host":"h","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"},"variant":{"a":1},"metrics":{"m":{"value":1.5,"unit":"ns","higher_is_better":false}}}"#;
-
-    #[test]
-    fn torn_last_line_is_reported_and_complete_records_kept() {
-        // regression guard: a writer killed mid-line must not cost the records before it.
-        let text = format!("{GOOD}\n{GOOD}\n{}", &GOOD[..40]);
-        let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
-        assert_eq!(stream.records.len(), 2);
-        assert_eq!(stream.problems.len(), 1);
-        assert!(stream.problems[0].starts_with("r.jsonl:3: torn last line"), "{}", stream.problems[0]);
-    }
-
-    #[test]
-    fn other_schema_is_rejected_with_file_line_and_version() {
-        let text = format!("{GOOD}\n{}\n", GOOD.replace("\"schema\":1", "\"schema\":2"));
-        let err = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap_err().to_string();
-        assert_eq!(err, "r.jsonl:2: schema version 2 is not supported (this benchhost reads schema 1)");
-    }
-
-    #[test]
-    fn unknown_fields_are_skipped() {
-        let text = GOOD.replace("\"variant\"", "\"future_field\":{\"x\":[1,2]},\"variant\"");
-        let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
-        assert_eq!(stream.records.len(), 1);
-        assert!(stream.problems.is_empty());
-    }
-
-    #[test]
-    fn a_record_with_a_null_where_a_number_belongs_costs_one_warning_not_the_file() {
-        // regression: a verdict whose ratio was NaN was written as `"ci95":[null,null]`, and from then on every
-        // command failed on the whole file with `invalid type: null, expected f64`.
-        let verdict = GOOD.replace(r#""variant""#, r#""verdict":{"test":"t","ratio":null,"ci95":[null,null],"threshold":0.03,"decision":"inconclusive"},"variant""#);
-        let text = format!("{GOOD}\n{verdict}\n{GOOD}\n");
-        let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
-        assert_eq!(stream.records.len(), 2);
-        assert_eq!(stream.problems.len(), 1);
-        assert!(stream.problems[0].starts_with("r.jsonl:2: invalid schema-1 record skipped"), "{:?}", stream.problems);
-    }
-
-    #[test]
-    fn corrupt_middle_line_is_reported_not_fatal() {
-        let text = format!("{GOOD}\n{{\"schema\":1,\"ben\n{GOOD}\n");
-        let stream = parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
-        assert_eq!(stream.records.len(), 2);
-        assert!(stream.problems[0].contains(":2: corrupt line"), "{:?}", stream.problems);
-    }
-}
+#[path = "reader_tests.rs"]
+mod tests;

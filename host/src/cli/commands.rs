@@ -7,14 +7,16 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::args::{CalibrateArgs, Format, MatrixArgs, PluginDirs, ReportArgs};
+use crate::cli::reading;
+use crate::cli::streamed::{self, Output};
 use crate::plan::config::Config;
 use crate::plan::matrix::{self, Overrides};
 use crate::plugin::loader::{Loader, Trust};
-use crate::report::{self, export};
+use crate::report::{self, export, html};
 use crate::run::output::{narrate, print};
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
-use benchhost_record::reader;
+use benchhost_record::history::Needs;
 use benchhost_record::sink::Sink;
 
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
@@ -95,25 +97,6 @@ pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes
     Ok(loader)
 }
 
-/// Calibration records in the stream `path` (none when it does not exist yet).
-pub(crate) fn calibrations(path: &Path) -> Vec<benchhost_record::Record> {
-    calibrations_in(&existing_records(path))
-}
-
-/// The calibration records among `records`.
-pub(crate) fn calibrations_in(records: &[benchhost_record::Record]) -> Vec<benchhost_record::Record> {
-    records.iter().filter(|r| r.variant.contains_key(crate::analysis::calibrate::MARK)).cloned().collect()
-}
-
-/// The records already in the stream at `path` (none when it does not exist, is not a regular file, or cannot
-/// be read: a run will say why when it appends). Not a device: /dev/full reads zeros without end.
-pub(crate) fn existing_records(path: &Path) -> Vec<benchhost_record::Record> {
-    if !path.is_file() {
-        return Vec::new();
-    }
-    reader::read(path).map(|s| s.records.into_iter().map(|(_, r)| r).collect()).unwrap_or_default()
-}
-
 pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     if args.rounds < 2 {
         bail!("calibration needs at least 2 rounds");
@@ -147,20 +130,16 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every record of `files`, with each file's skipped lines reported on stderr. A file without one readable
-/// record is an error: a report of garbage must not look like a report of nothing.
-fn read_all(files: &[PathBuf]) -> Result<Vec<benchhost_record::Record>> {
-    let mut records = Vec::new();
-    for file in files {
-        records.extend(reader::records(file)?);
+/// `benchhost show`: the newest record of each series with its count and trend, or with `all` every record.
+pub(crate) fn show(files: &[PathBuf], all: bool) -> Result<ExitCode> {
+    if all {
+        let mut out = Output::to(None)?;
+        streamed::show_all(files, &mut out)?;
+        out.finish()?;
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(records)
-}
-
-pub(crate) fn show(files: &[PathBuf]) -> Result<ExitCode> {
-    let records = read_all(files)?;
-    let refs: Vec<_> = records.iter().collect();
-    print(&format!("{}\n", report::records_table(&refs)))?;
+    let history = reading::history(files, Needs { newest: 1, trend: 8 })?;
+    print(&format!("{}\n", report::latest::latest_table(&history)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -178,44 +157,66 @@ pub(crate) fn verify(files: &[PathBuf]) -> Result<ExitCode> {
 }
 
 pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
-    let mut records = read_all(&args.files)?;
+    let mut files = args.files.clone();
+    // A fresh file of a random name (deleted when dropped): no predictable path in a shared /tmp.
+    let mut scratch = None;
     if let Some(dir) = &args.warehouse {
-        // A fresh file of a random name (deleted when dropped): no predictable path in a shared /tmp.
-        let scratch = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
-        crate::cli::delegate::export(dir, scratch.path())?;
-        records.extend(read_all(&[scratch.path().to_owned()])?);
-    }
-    let write =
-        |path: &Path, text: &str| std::fs::write(path, text).with_context(|| format!("writing {}", path.display()));
-    if matches!(args.format, Format::Bmf | Format::Gab) {
-        let failed = export::failed_series(&records);
-        if !failed.is_empty() {
-            eprintln!(
-                "warning: {} series failed in their newest run and are left out ({} has no place for a failure): {}",
-                failed.len(),
-                if args.format == Format::Bmf { "bmf" } else { "gab" },
-                failed.join(", ")
-            );
-        }
+        let file = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
+        crate::cli::delegate::export(dir, file.path())?;
+        files.push(file.path().to_owned());
+        scratch = Some(file);
     }
     let text = match args.format {
-        Format::Md => export::markdown(&records, args.threshold),
-        Format::Csv => export::csv(&records),
-        Format::Json => export::json(&records),
-        Format::Bmf => export::bmf(&records),
-        Format::Html => crate::report::html::page(&records),
-        Format::Gab => {
-            let Some(dir) = &args.out else { bail!("gab writes one file per direction: give --out DIR") };
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            let (smaller, bigger) = export::gab(&records);
-            write(&dir.join("smaller_is_better.json"), &smaller)?;
-            write(&dir.join("bigger_is_better.json"), &bigger)?;
+        Format::Csv | Format::Json => {
+            let mut out = Output::to(args.out.as_deref())?;
+            match args.format {
+                Format::Csv => streamed::csv(&files, &mut out)?,
+                _ => streamed::json(&files, &mut out)?,
+            }
+            out.finish()?;
             return Ok(ExitCode::SUCCESS);
+        }
+        // What these formats say is the newest run of each series, against the one before for md.
+        Format::Md => export::markdown(&reading::newest(&files, 2)?, args.threshold),
+        Format::Html => crate::report::html::page(&reading::newest(&files, html::RUNS)?),
+        Format::Bmf | Format::Gab => {
+            let records = reading::newest(&files, 1)?;
+            warn_failed(&records, args.format);
+            match args.format {
+                Format::Bmf => export::bmf(&records),
+                _ => return write_gab(&records, args.out.as_deref()),
+            }
         }
     };
     match &args.out {
-        Some(path) => write(path, &text)?,
+        Some(path) => std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?,
         None => print(&text)?,
+    }
+    drop(scratch);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The series a format that holds numbers only leaves out, on stderr.
+fn warn_failed(records: &[benchhost_record::Record], format: Format) {
+    let failed = export::failed_series(records);
+    if !failed.is_empty() {
+        eprintln!(
+            "warning: {} series failed in their newest run and are left out ({} has no place for a failure): {}",
+            failed.len(),
+            if format == Format::Bmf { "bmf" } else { "gab" },
+            failed.join(", ")
+        );
+    }
+}
+
+/// gab: one file per direction, in the directory `out`.
+fn write_gab(records: &[benchhost_record::Record], out: Option<&Path>) -> Result<ExitCode> {
+    let Some(dir) = out else { bail!("gab writes one file per direction: give --out DIR") };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (smaller, bigger) = export::gab(records);
+    for (name, text) in [("smaller_is_better.json", smaller), ("bigger_is_better.json", bigger)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,7 +44,7 @@ pub const REPORT: &str = "Examples:
 /// `benchhost show`.
 pub const SHOW: &str = "Examples:
   benchhost show results/results.jsonl
-  benchhost show results/*.jsonl | less -S";
+  benchhost show results/results.jsonl --all | less -S";
 
 /// `benchhost verify`.
 pub const VERIFY: &str = "Examples:

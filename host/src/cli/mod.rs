@@ -8,9 +8,11 @@ mod delegate;
 mod examples;
 mod judging;
 mod listing;
+mod reading;
 mod run_matrix;
 mod scaffold;
 mod shell;
+mod streamed;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +24,7 @@ use clap::{Parser, Subcommand};
 use crate::analysis::compare;
 use crate::cli::args::*;
 use crate::cli::commands::*;
+use crate::cli::judging::ThresholdArg;
 use crate::plan::config::parse_positive_duration;
 use crate::run::output::print;
 use crate::run::provenance;
@@ -75,12 +78,16 @@ pub(crate) enum Command {
     /// Report results files as md, csv, json, gab (github-action-benchmark), bmf (Bencher) or html.
     #[command(after_help = crate::cli::examples::REPORT)]
     Report(ReportArgs),
-    /// Print the records of one or more results files as a table.
+    /// Print the newest record of each series of one or more results files, with its number of records and
+    /// the trend of its last runs (--all: every record).
     #[command(after_help = crate::cli::examples::SHOW)]
     Show {
         /// Results files (JSON lines, schema 1).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Print every record, one row each.
+        #[arg(long)]
+        all: bool,
     },
     /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
     #[command(after_help = crate::cli::examples::VERIFY)]
@@ -225,7 +232,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let old = baseline::load(&args.old, &args.results)?;
             let new = baseline::load(&args.new, &args.results)?;
             let run = provenance::current();
-            let calibrations = calibrations(&args.results);
+            // Read only for `auto`: a fixed threshold needs nothing of the results stream.
+            let calibrations = match args.judging.threshold {
+                ThresholdArg::Auto => crate::cli::reading::calibrations(&args.results),
+                ThresholdArg::Fixed(_) => Vec::new(),
+            };
             let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
             if args.json {
                 print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
@@ -236,7 +247,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(args) => calibrate_matrix(args),
         Command::Import(Import::Criterion { dir, out }) => import_criterion(&dir, &out),
         Command::Report(args) => report_files(&args),
-        Command::Show { files } => show(&files),
+        Command::Show { files, all } => show(&files, all),
         Command::Verify { files } => verify(&files),
         Command::Publish { args } => crate::cli::delegate::run("publish", &args),
         Command::Query { args } => crate::cli::delegate::run("query", &args),

@@ -12,7 +12,7 @@ use benchhost_plugin_api::{Descriptor, Style};
 
 use crate::analysis::{compare, duel, instructions};
 use crate::cli::args::{Pairing, RunArgs};
-use crate::cli::commands::{calibrations_in, current_exe, existing_records, resolve};
+use crate::cli::commands::{current_exe, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export};
@@ -32,8 +32,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     // Read before the run appends: the baseline and the previous records are what stood before it.
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
-    // One read of --out serves the previous records and the calibrations.
-    let existing = existing_records(&args.out);
+    // One read of --out serves the previous records, the calibrations and the counts' sizes.
+    let previous = crate::cli::reading::previous(&args.out);
     let (loader, mut cells) = resolve(&args.matrix)?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
     let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, allow_writable)).transpose()?;
@@ -71,7 +71,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         run_info: &run_info,
         work_dir,
         rounds,
-        instructions: valgrind.map(|v| Counting::new(v, &existing)),
+        instructions: valgrind.map(|v| Counting::new(v, &previous.counted)),
     };
     let mixed = duels::run_all(&cells, &duels, args.rounds, &mut ctx, &mut sink)?;
     let ran = &mixed.ran;
@@ -90,10 +90,9 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    let calibrations = calibrations_in(&existing);
-    let threshold = args.judging.threshold(&calibrations, &run_info.host);
+    let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
     if !args.no_previous {
-        show_change(&existing, &records, &threshold, &run_info, &args.out)?;
+        show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?;
     }
     let mut verdicts = paired_verdicts(&mixed.in_rounds, args.against.as_deref(), rounds, &threshold, &run_info);
     verdicts.extend(duel_verdicts(&mixed, &duels, args.against.as_deref(), &threshold, &run_info));

@@ -139,50 +139,49 @@ fn vs_previous(before: &MetricValue, after: &MetricValue, threshold: f64) -> Str
 /// CSV (RFC 4180, through the csv crate): one row per measurement record and metric, and one per failure
 /// (its `failure` column filled, no metric), oldest run first.
 pub fn csv(records: &[Record]) -> String {
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "bench",
-        "series",
-        "metric",
-        "value",
-        "unit",
-        "higher_is_better",
-        "ci_low",
-        "ci_high",
-        "n",
-        "run_id",
-        "commit",
-        "ts_ms",
-        "failure",
-    ];
-    let _ = out.write_record(header);
     let mut rows: Vec<&Record> = records.iter().filter(|r| r.kind != Kind::Verdict).collect();
     rows.sort_by_key(|r| r.run.ts_ms);
-    for r in rows {
-        let run =
-            [r.run.id.clone().unwrap_or_default(), r.run.commit.clone().unwrap_or_default(), r.run.ts_ms.to_string()];
-        if r.kind == Kind::Failure {
+    let mut out = CSV_HEADER.to_string();
+    for record in rows {
+        out.push_str(&csv_rows(record));
+    }
+    out
+}
+
+/// The header line of [`csv`].
+pub const CSV_HEADER: &str =
+    "bench,series,metric,value,unit,higher_is_better,ci_low,ci_high,n,run_id,commit,ts_ms,failure\n";
+
+/// The rows of [`csv`] for one record (none for a verdict).
+pub fn csv_rows(r: &Record) -> String {
+    let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    let run = [r.run.id.clone().unwrap_or_default(), r.run.commit.clone().unwrap_or_default(), r.run.ts_ms.to_string()];
+    match r.kind {
+        Kind::Verdict => {}
+        Kind::Failure => {
             let failure = r.failure.as_ref().map(|f| format!("{}: {}", f.cause, f.message)).unwrap_or_default();
             let empty = || String::new();
             let fields =
                 [r.bench.clone(), series_name(r), empty(), empty(), empty(), empty(), empty(), empty(), empty()];
             let _ = out.write_record(fields.into_iter().chain(run).chain([failure]));
-            continue;
         }
-        for (name, m) in &r.metrics {
-            let [lo, hi] = m.ci95.map_or([String::new(), String::new()], |[lo, hi]| [lo.to_string(), hi.to_string()]);
-            let fields = [
-                r.bench.clone(),
-                series_name(r),
-                name.clone(),
-                m.value.to_string(),
-                m.unit.clone(),
-                m.higher_is_better.to_string(),
-                lo,
-                hi,
-                m.n.map(|n| n.to_string()).unwrap_or_default(),
-            ];
-            let _ = out.write_record(fields.into_iter().chain(run.clone()).chain([String::new()]));
+        Kind::Measurement => {
+            for (name, m) in &r.metrics {
+                let [lo, hi] =
+                    m.ci95.map_or([String::new(), String::new()], |[lo, hi]| [lo.to_string(), hi.to_string()]);
+                let fields = [
+                    r.bench.clone(),
+                    series_name(r),
+                    name.clone(),
+                    m.value.to_string(),
+                    m.unit.clone(),
+                    m.higher_is_better.to_string(),
+                    lo,
+                    hi,
+                    m.n.map(|n| n.to_string()).unwrap_or_default(),
+                ];
+                let _ = out.write_record(fields.into_iter().chain(run.clone()).chain([String::new()]));
+            }
         }
     }
     String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -191,6 +190,21 @@ pub fn csv(records: &[Record]) -> String {
 /// Every record, as one JSON array.
 pub fn json(records: &[Record]) -> String {
     serde_json::to_string_pretty(records).expect("records serialize")
+}
+
+/// One record as an element of [`json`]'s array: its pretty text indented by two spaces, so that
+/// `[\n` + elements joined by `,\n` + `\n]` is the array's text, written one record at a time.
+pub fn json_element(record: &Record) -> String {
+    let text = serde_json::to_string_pretty(record).expect("records serialize");
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("  ");
+        out.push_str(line);
+    }
+    out
 }
 
 /// github-action-benchmark's custom format for the newest run of each series (a series whose newest run

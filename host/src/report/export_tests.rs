@@ -85,3 +85,10 @@ fn gab_splits_by_direction_and_bmf_nests_measures() {
     assert!(bmf.get("kafka_topology/mode=split/threads=4").is_none(), "a failed newest run is not published");
     assert_eq!(failed_series(&stream()), ["kafka_topology/mode=split/threads=4"]);
 }
+
+#[test]
+fn json_written_one_record_at_a_time_is_the_array() {
+    let records = stream();
+    let elements: Vec<String> = records.iter().map(json_element).collect();
+    assert_eq!(format!("[\n{}\n]", elements.join(",\n")), json(&records));
+}

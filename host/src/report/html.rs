@@ -16,6 +16,8 @@ const H: f64 = 240.0;
 const LEFT: f64 = 120.0;
 const BOTTOM: f64 = 30.0;
 const TOP: f64 = 20.0;
+/// Runs of each series a report draws: the newest ones.
+pub const RUNS: usize = 64;
 const PALETTE: [&str; 8] = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5"];
 
 /// The page for `records`.

@@ -3,6 +3,7 @@
 
 pub(crate) mod export;
 pub(crate) mod html;
+pub(crate) mod latest;
 
 use std::collections::BTreeMap;
 
@@ -26,7 +27,7 @@ pub fn records_table(records: &[&Record]) -> String {
 
 /// Each record's variant as tables show it: of each rig, only the keys whose values differ between its rows
 /// (all of them for a rig with a single row).
-fn shown_variants(records: &[&Record]) -> Vec<String> {
+pub(crate) fn shown_variants(records: &[&Record]) -> Vec<String> {
     let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, record) in records.iter().enumerate() {
         by_bench.entry(&record.bench).or_default().push(i);
@@ -42,7 +43,7 @@ fn shown_variants(records: &[&Record]) -> Vec<String> {
     shown
 }
 
-fn result(record: &Record) -> String {
+pub(crate) fn result(record: &Record) -> String {
     match record.kind {
         Kind::Failure => crate::report::export::failure_text(record),
         Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),

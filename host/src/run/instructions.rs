@@ -91,13 +91,12 @@ pub struct Counting {
 }
 
 impl Counting {
-    /// Counting with `valgrind`, preferring the m of the counts among `previous` records (the output stream).
-    pub fn new(valgrind: Valgrind, previous: &[Record]) -> Counting {
+    /// Counting with `valgrind`, preferring the m the output stream's counts used: `previous` is (rig, m), the
+    /// newest use last.
+    pub fn new(valgrind: Valgrind, previous: &[(String, u64)]) -> Counting {
         let mut counting = Counting { valgrind, sized: BTreeMap::new() };
-        for record in previous {
-            if let Some(count) = record.cell.as_ref().and_then(|c| c.instructions.as_ref()) {
-                counting.used(&record.bench, count.iterations);
-            }
+        for (rig, m) in previous {
+            counting.used(rig, *m);
         }
         counting
     }
@@ -218,12 +217,7 @@ mod tests {
     #[test]
     fn the_newest_m_of_a_rig_is_preferred_the_stream_s_first() {
         let valgrind = Valgrind { program: "valgrind".into(), version: "valgrind-3.19.0".into() };
-        let counted = |bench: &str, m: u64| {
-            let mut record = Record::new(bench, Kind::Measurement, RunInfo::for_tests(1, None), Default::default());
-            let count = InstructionCount { iterations: m, ..Default::default() };
-            record.cell = Some(CellInfo { instructions: Some(count), ..CellInfo::default() });
-            record
-        };
+        let counted = |bench: &str, m: u64| (bench.to_string(), m);
         let mut counting = Counting::new(valgrind, &[counted("wal", 8), counted("wal", 16), counted("ingest", 64)]);
         assert_eq!(counting.sized["wal"], [16, 8], "the stream's newest first");
         counting.used("wal", 4);

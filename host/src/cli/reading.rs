@@ -1,0 +1,76 @@
+//! Reading results streams for the commands: one pass per file, in bounded memory. What a command keeps is
+//! what its output needs (the newest records of each series, the calibrations), never every record.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::analysis::calibrate;
+use benchhost_record::Record;
+use benchhost_record::history::{History, Needs};
+use benchhost_record::reader;
+use benchhost_record::scan::{Scanned, scan};
+
+/// The history of `files`, with each file's skipped lines reported on stderr. A file without one readable
+/// record is an error: a report of garbage must not look like a report of nothing.
+pub(crate) fn history(files: &[PathBuf], needs: Needs) -> Result<History> {
+    let mut history = History::new(needs);
+    for file in files {
+        history.read(file)?;
+    }
+    Ok(history)
+}
+
+/// The newest `n` measurement or failure records of each series in `files` (and the newest verdicts per
+/// series and metric), in the order they came: what every report of the newest runs reads as it would read
+/// every record.
+pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
+    Ok(history(files, Needs { newest: n, trend: 0 })?.into_records())
+}
+
+/// What a run or a comparison uses of the stream it appends to: the newest record of each series, every
+/// calibration, and the sizes (m) instruction counts used per rig, each once, the newest use last. Nothing when the stream does not
+/// exist, is not a regular file (a device such as /dev/full reads zeros without end) or cannot be read: a run
+/// says why when it appends.
+#[derive(Debug, Default)]
+pub(crate) struct Previous {
+    pub newest: Vec<Record>,
+    pub calibrations: Vec<Record>,
+    pub counted: Vec<(String, u64)>,
+}
+
+/// See [`Previous`].
+pub(crate) fn previous(path: &Path) -> Previous {
+    if !path.is_file() {
+        return Previous::default();
+    }
+    let mut history = History::new(Needs { newest: 1, trend: 0 });
+    let (mut calibrations, mut counted) = (Vec::new(), Vec::new());
+    let read = |entry: reader::Entry| {
+        let record = entry.record;
+        let calibration = record.variant.contains_key(calibrate::MARK).then(|| record.clone());
+        let count =
+            record.cell.as_ref().and_then(|c| c.instructions.as_ref()).map(|c| (record.bench.clone(), c.iterations));
+        (History::arrival(record), calibration, count)
+    };
+    let pass = scan(path, read, |item| {
+        if let Scanned::Record((arrival, calibration, count)) = item {
+            history.push(arrival);
+            calibrations.extend(calibration);
+            if let Some(count) = count {
+                counted.retain(|c| *c != count);
+                counted.push(count);
+            }
+        }
+        Ok(())
+    });
+    match pass {
+        Ok(()) => Previous { newest: history.into_records(), calibrations, counted },
+        Err(_) => Previous::default(),
+    }
+}
+
+/// The calibration records in the stream at `path` (none when there is none), for `--threshold auto`.
+pub(crate) fn calibrations(path: &Path) -> Vec<Record> {
+    previous(path).calibrations
+}

@@ -1,0 +1,217 @@
+//! The history of every series, folded as records arrive: what reports need of a stream of any length, in
+//! memory bounded by the series, not the records.
+//!
+//! Per series (a rig and its variant), the newest few measurement or failure records, how many there were, and
+//! the last values of each metric; per verdict series and metric, the same. "Newest" is the latest
+//! `run.ts_ms`, and of two equal, the later record, as `compare` and the reports always decided. Records may
+//! arrive in any order (a merged stream is not sorted).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::scan::{Scanned, scan};
+use crate::{Kind, Record, SeriesKey};
+
+/// What a reader of the history needs kept per series.
+#[derive(Debug, Clone, Copy)]
+pub struct Needs {
+    /// Newest records kept per series (1 for "the latest", 2 for "against the previous run").
+    pub newest: usize,
+    /// Last values kept per series and metric, for a trend.
+    pub trend: usize,
+}
+
+/// A series of records: a rig and variant, and for verdicts the metric judged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupKey {
+    /// Rig and canonical variant.
+    pub series: SeriesKey,
+    /// The metric of a verdict series (empty for a verdict without one); `None` for measurements and failures.
+    pub verdict: Option<String>,
+}
+
+/// A record as it arrives, with its group found (off the folding thread, see [`History::arrival`]).
+#[derive(Debug)]
+pub struct Arrival {
+    key: GroupKey,
+    record: Record,
+}
+
+/// A value at a time: `(ts_ms, arrival, value)`, ordered as records are.
+pub type Point = (u64, u64, f64);
+
+/// One series' history.
+#[derive(Debug, Default)]
+pub struct Group {
+    /// Arrival number of its first record: groups list in first-seen order.
+    pub first: u64,
+    /// Records of the series.
+    pub count: u64,
+    /// The newest records, oldest first, at most [`Needs::newest`]; each with its `(ts_ms, arrival)`.
+    pub newest: Vec<((u64, u64), Record)>,
+    /// Per metric, the last values, oldest first, at most [`Needs::trend`].
+    pub trend: HashMap<String, Vec<Point>>,
+}
+
+impl Group {
+    /// The newest record.
+    pub fn latest(&self) -> &Record {
+        &self.newest.last().expect("a group has a record").1
+    }
+}
+
+/// The fold.
+#[derive(Debug)]
+pub struct History {
+    needs: Needs,
+    groups: HashMap<GroupKey, Group>,
+    arrivals: u64,
+}
+
+impl History {
+    /// An empty history keeping `needs`.
+    pub fn new(needs: Needs) -> History {
+        History { needs, groups: HashMap::new(), arrivals: 0 }
+    }
+
+    /// Readies `record` for [`History::push`]: finds its group and drops what no report reads (the per-sample
+    /// statistics, a failure's log and salvaged samples), so a long history holds little per record. Pure:
+    /// run it where the record was parsed.
+    pub fn arrival(mut record: Record) -> Arrival {
+        if let Some(cell) = &mut record.cell {
+            cell.stats.clear();
+        }
+        if let Some(failure) = &mut record.failure {
+            failure.log = None;
+            failure.salvaged.clear();
+        }
+        let verdict = (record.kind == Kind::Verdict)
+            .then(|| record.verdict.as_ref().and_then(|v| v.metric.clone()).unwrap_or_default());
+        Arrival { key: GroupKey { series: crate::series(&record), verdict }, record }
+    }
+
+    /// Adds the next record.
+    pub fn push(&mut self, arrival: Arrival) {
+        let Arrival { key, record } = arrival;
+        let at = (record.run.ts_ms, self.arrivals);
+        self.arrivals += 1;
+        let group = self.groups.entry(key).or_insert_with(|| Group { first: at.1, ..Group::default() });
+        group.count += 1;
+        if self.needs.trend > 0 && record.kind == Kind::Measurement {
+            for (name, metric) in &record.metrics {
+                let points = group.trend.entry(name.clone()).or_default();
+                keep_newest(points, (at.0, at.1, metric.value), |p| (p.0, p.1), self.needs.trend);
+            }
+        }
+        keep_newest(&mut group.newest, (at, record), |(at, _)| *at, self.needs.newest.max(1));
+    }
+
+    /// Folds every record of the stream at `path`, as [`reader::records`](crate::reader::records) reads it:
+    /// each skipped line is reported on stderr, and a stream without one readable record is an error.
+    pub fn read(&mut self, path: &Path) -> Result<()> {
+        let (mut problems, mut records) = (Vec::new(), 0);
+        scan(
+            path,
+            |entry| History::arrival(entry.record),
+            |item| {
+                match item {
+                    Scanned::Record(arrival) => {
+                        records += 1;
+                        self.push(arrival);
+                    }
+                    Scanned::Problem(problem) => problems.push(problem),
+                }
+                Ok(())
+            },
+        )?;
+        crate::reader::warn(path, &problems, records)
+    }
+
+    /// Records folded.
+    pub fn records(&self) -> u64 {
+        self.arrivals
+    }
+
+    /// The groups in first-seen order.
+    pub fn groups(&self) -> Vec<(&GroupKey, &Group)> {
+        let mut groups: Vec<_> = self.groups.iter().collect();
+        groups.sort_by_key(|(_, g)| g.first);
+        groups
+    }
+
+    /// Every record kept, in arrival order: the newest of each series, a stream that every report of the
+    /// newest runs reads as it would read the whole one.
+    pub fn into_records(self) -> Vec<Record> {
+        let mut kept: Vec<((u64, u64), Record)> = self.groups.into_values().flat_map(|g| g.newest).collect();
+        kept.sort_by_key(|((_, arrival), _)| *arrival);
+        kept.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// Inserts `item` into `items` (oldest first by `at`) and keeps the newest `keep`.
+fn keep_newest<T>(items: &mut Vec<T>, item: T, at: impl Fn(&T) -> (u64, u64), keep: usize) {
+    let when = at(&item);
+    let place = items.partition_point(|i| at(i) < when);
+    if items.len() == keep && place == 0 {
+        return;
+    }
+    items.insert(place, item);
+    if items.len() > keep {
+        items.remove(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MetricValue, RunInfo};
+
+    fn record(ts: u64, rows: i64, value: f64) -> Record {
+        let m = MetricValue { value, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
+        let variant = [("rows".to_string(), rows.into())].into();
+        Record::measurement_for_tests("wal", RunInfo::for_tests(ts, Some("r")), variant, [("t".into(), m)].into())
+    }
+
+    #[test]
+    fn the_newest_records_win_whatever_the_order_and_a_tie_goes_to_the_later_one() {
+        let mut history = History::new(Needs { newest: 2, trend: 3 });
+        for (ts, value) in [(5, 5.0), (1, 1.0), (9, 9.0), (3, 3.0), (9, 9.5), (2, 2.0)] {
+            history.push(History::arrival(record(ts, 10, value)));
+        }
+        history.push(History::arrival(record(4, 20, 4.0)));
+        let groups = history.groups();
+        assert_eq!(groups.len(), 2);
+        let (_, wal10) = groups[0];
+        assert_eq!(wal10.count, 6);
+        let values = |g: &Group| g.newest.iter().map(|(_, r)| r.metrics["t"].value).collect::<Vec<_>>();
+        assert_eq!(values(wal10), [9.0, 9.5], "ts 9 twice: the later arrival is the newest");
+        assert_eq!(wal10.trend["t"].iter().map(|p| p.2).collect::<Vec<_>>(), [5.0, 9.0, 9.5]);
+        let records: Vec<f64> = history.into_records().iter().map(|r| r.metrics["t"].value).collect();
+        assert_eq!(records, [9.0, 9.5, 4.0], "kept records in arrival order");
+    }
+
+    #[test]
+    fn verdicts_are_their_own_series_per_metric_and_logs_are_not_kept() {
+        let mut failed = record(1, 10, 1.0);
+        failed.kind = Kind::Failure;
+        failed.failure = Some(crate::Failure {
+            cause: crate::Cause::Panic,
+            phase: None,
+            message: "boom".into(),
+            signal: None,
+            exit_code: None,
+            stderr_tail: vec!["last".into()],
+            log: Some("x".repeat(1 << 20)),
+            salvaged: vec![serde_json::json!({"ns": 1})],
+        });
+        let arrival = History::arrival(failed);
+        let failure = arrival.record.failure.as_ref().unwrap();
+        assert_eq!((failure.log.as_deref(), failure.salvaged.len(), failure.stderr_tail.len()), (None, 0, 1));
+        assert_eq!(arrival.key.verdict, None);
+        let mut verdict = record(2, 10, 1.0);
+        verdict.kind = Kind::Verdict;
+        assert_eq!(History::arrival(verdict).key.verdict.as_deref(), Some(""));
+    }
+}

@@ -1,0 +1,227 @@
+//! One pass over a results stream of any length, in bounded memory and in line order, parsed on every core.
+//!
+//! The file is read in blocks of whole lines. Workers parse blocks (and map each record to what the caller
+//! keeps of it); the calling thread hands the results to the caller's fold in line order, so "first seen",
+//! "newest" and "duplicate of line N" mean the same with one thread or four. At most [`IN_FLIGHT`] blocks are
+//! read ahead of the fold: memory is bounded by the block size, not the file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::reader::{Block, Entry, parse_block};
+
+/// What a pass yields, in line order: a record (as the caller mapped it) or a skipped line's message.
+#[derive(Debug)]
+pub enum Scanned<T> {
+    /// A readable record.
+    Record(T),
+    /// A skipped line, `FILE:LINE: why`.
+    Problem(String),
+}
+
+/// Bytes read per block (a block is cut at its last newline).
+const BLOCK: usize = 4 << 20;
+/// Blocks read but not yet folded, at most.
+const IN_FLIGHT: usize = 8;
+
+/// Reads the stream at `path` once: `map` runs on worker threads for every readable record, and `fold` gets
+/// every mapped record and every skipped line, in line order. A line that ends the read (another schema
+/// version) is an error after the lines before it were folded; nothing after it is. An error from `fold`
+/// (a closed pipe) ends the pass and is returned.
+pub fn scan<T: Send>(
+    path: &Path,
+    map: impl Fn(Entry) -> T + Sync,
+    fold: impl FnMut(Scanned<T>) -> Result<()>,
+) -> Result<()> {
+    scan_with(path, threads(), BLOCK, map, fold)
+}
+
+fn scan_with<T: Send>(
+    path: &Path,
+    threads: usize,
+    block: usize,
+    map: impl Fn(Entry) -> T + Sync,
+    mut fold: impl FnMut(Scanned<T>) -> Result<()>,
+) -> Result<()> {
+    let name = path.display().to_string();
+    let file = File::open(path).with_context(|| format!("reading {name}"))?;
+    let small = file.metadata().is_ok_and(|m| m.len() <= block as u64);
+    let mut blocks = Blocks { file, size: block, carry: Vec::new(), line: 1, offset: 0, done: false };
+    if threads <= 1 || small {
+        while let Some(block) = blocks.next_block().with_context(|| format!("reading {name}"))? {
+            let (items, fatal) = parse(&name, &block, &map);
+            items.into_iter().try_for_each(&mut fold)?;
+            if let Some(fatal) = fatal {
+                return Err(fatal);
+            }
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        let (work_tx, work_rx) = sync_channel::<(usize, Owned)>(IN_FLIGHT);
+        let (done_tx, done_rx) = sync_channel::<(usize, Parsed<T>)>(IN_FLIGHT);
+        let (token_tx, token_rx) = sync_channel::<()>(IN_FLIGHT);
+        for _ in 0..IN_FLIGHT {
+            token_tx.send(()).expect("the channel holds IN_FLIGHT tokens");
+        }
+        let reader = scope.spawn(move || read_ahead(blocks, &work_tx, &token_rx));
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        for _ in 0..threads {
+            let (work_rx, done_tx, map, name) = (Arc::clone(&work_rx), done_tx.clone(), &map, &name);
+            scope.spawn(move || {
+                loop {
+                    let Ok((index, block)) = work_rx.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()))
+                    else {
+                        return;
+                    };
+                    if done_tx.send((index, parse(name, &block, map))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let fatal = fold_in_order(&done_rx, &token_tx, &mut fold);
+        // Unblock the reader and the workers before the scope joins them.
+        drop((done_rx, token_tx));
+        let read = reader.join().map_err(|_| anyhow!("the reader of {name} panicked"))?;
+        match fatal {
+            Some(fatal) => Err(fatal),
+            None => read.with_context(|| format!("reading {name}")),
+        }
+    })
+}
+
+/// Hands parsed blocks to `fold` in order, returning a token to the reader per block folded; the error that
+/// ended the pass, if one did.
+fn fold_in_order<T>(
+    done: &Receiver<(usize, Parsed<T>)>,
+    tokens: &SyncSender<()>,
+    fold: &mut impl FnMut(Scanned<T>) -> Result<()>,
+) -> Option<anyhow::Error> {
+    let mut waiting: BTreeMap<usize, Parsed<T>> = BTreeMap::new();
+    let mut next = 0;
+    while let Ok((index, parsed)) = done.recv() {
+        waiting.insert(index, parsed);
+        while let Some((items, fatal)) = waiting.remove(&next) {
+            if let Err(stop) = items.into_iter().try_for_each(&mut *fold) {
+                return Some(stop);
+            }
+            if fatal.is_some() {
+                return fatal;
+            }
+            next += 1;
+            let _ = tokens.send(());
+        }
+    }
+    None
+}
+
+fn read_ahead(mut blocks: Blocks, work: &SyncSender<(usize, Owned)>, tokens: &Receiver<()>) -> std::io::Result<()> {
+    for index in 0.. {
+        if tokens.recv().is_err() {
+            return Ok(());
+        }
+        let Some(block) = blocks.next_block()? else { return Ok(()) };
+        if work.send((index, block)).is_err() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+type Parsed<T> = (Vec<Scanned<T>>, Option<anyhow::Error>);
+
+fn parse<T>(name: &str, block: &Owned, map: &impl Fn(Entry) -> T) -> Parsed<T> {
+    let mut entries = Vec::new();
+    let view = Block { first_line: block.first_line, offset: block.offset, bytes: &block.bytes, last: block.last };
+    let fatal = parse_block(name, view, &mut entries);
+    let items = entries
+        .into_iter()
+        .map(|item| match item {
+            Scanned::Record(entry) => Scanned::Record(map(entry)),
+            Scanned::Problem(problem) => Scanned::Problem(problem),
+        })
+        .collect();
+    (items, fatal)
+}
+
+/// A block read from the file.
+struct Owned {
+    first_line: usize,
+    offset: u64,
+    bytes: Vec<u8>,
+    last: bool,
+}
+
+/// Cuts a file into blocks of whole lines.
+struct Blocks {
+    file: File,
+    /// Bytes read at a time.
+    size: usize,
+    /// The start of a line not yet ended.
+    carry: Vec<u8>,
+    line: usize,
+    offset: u64,
+    done: bool,
+}
+
+impl Blocks {
+    fn next_block(&mut self) -> std::io::Result<Option<Owned>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut bytes = std::mem::take(&mut self.carry);
+        loop {
+            let start = bytes.len();
+            bytes.resize(start + self.size, 0);
+            let read = read_full(&mut self.file, &mut bytes[start..])?;
+            bytes.truncate(start + read);
+            if read == 0 {
+                self.done = true;
+                break;
+            }
+            // A line longer than a block (a failure's log) grows the block until it ends.
+            if let Some(end) = bytes[start..].iter().rposition(|&b| b == b'\n') {
+                self.carry = bytes.split_off(start + end + 1);
+                break;
+            }
+        }
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let block = Owned { first_line: self.line, offset: self.offset, last: self.done, bytes };
+        self.line += block.bytes.iter().filter(|&&b| b == b'\n').count();
+        self.offset += block.bytes.len() as u64;
+        Ok(Some(block))
+    }
+}
+
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Worker threads: `BENCHHOST_THREADS`, or the cores there are, at most 4.
+fn threads() -> usize {
+    let configured = std::env::var("BENCHHOST_THREADS").ok().and_then(|t| t.parse().ok());
+    configured.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
+}
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;
