@@ -81,7 +81,7 @@ fn saved(dir: &Path) -> Vec<String> {
 /// series. A side with no readable record is an error: comparing against nothing would call every series
 /// `added` and pass a gate.
 pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
-    let mut history = History::new(Needs { newest: 1, trend: 0 });
+    let mut history = History::new(Needs::newest(1));
     history.read(&locate(file_or_name, out)?)?;
     Ok(history.into_records())
 }

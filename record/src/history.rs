@@ -21,6 +21,15 @@ pub struct Needs {
     pub newest: usize,
     /// Last values kept per series and metric, for a trend.
     pub trend: usize,
+    /// Time buckets kept per series and metric for its whole history (0: none), see [`Buckets`].
+    pub buckets: usize,
+}
+
+impl Needs {
+    /// The newest `n` records of each series, nothing else.
+    pub fn newest(n: usize) -> Needs {
+        Needs { newest: n, trend: 0, buckets: 0 }
+    }
 }
 
 /// A series of records: a rig and variant, and for verdicts the metric judged.
@@ -53,6 +62,69 @@ pub struct Group {
     pub newest: Vec<((u64, u64), Record)>,
     /// Per metric, the last values, oldest first, at most [`Needs::trend`].
     pub trend: HashMap<String, Vec<Point>>,
+    /// Per metric, its whole history in at most [`Needs::buckets`] time buckets.
+    pub buckets: HashMap<String, Buckets>,
+}
+
+/// A metric's history in a bounded number of time buckets: each holds the lowest, the highest and the newest
+/// value of its span. The span starts at an hour and doubles (merging neighbours) whenever there would be more
+/// buckets than allowed, so any history, in any order, fits.
+#[derive(Debug, Clone, Default)]
+pub struct Buckets {
+    /// Span of a bucket, ms.
+    pub width_ms: u64,
+    /// Bucket start (ms) → its values.
+    pub spans: std::collections::BTreeMap<u64, Span>,
+}
+
+/// The values of one bucket.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// Lowest value.
+    pub min: f64,
+    /// Highest value.
+    pub max: f64,
+    /// The newest value and when: `(ts_ms, arrival, value)`.
+    pub newest: Point,
+    /// Values in the span.
+    pub count: u64,
+}
+
+impl Span {
+    fn merge(&mut self, other: &Span) {
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        if (other.newest.0, other.newest.1) > (self.newest.0, self.newest.1) {
+            self.newest = other.newest;
+        }
+        self.count += other.count;
+    }
+}
+
+impl Buckets {
+    const FIRST_WIDTH_MS: u64 = 3_600_000;
+
+    fn push(&mut self, point: Point, most: usize) {
+        if self.width_ms == 0 {
+            self.width_ms = Self::FIRST_WIDTH_MS;
+        }
+        let span = Span { min: point.2, max: point.2, newest: point, count: 1 };
+        let start = point.0 - point.0 % self.width_ms;
+        match self.spans.get_mut(&start) {
+            Some(existing) => existing.merge(&span),
+            None => {
+                self.spans.insert(start, span);
+            }
+        }
+        while self.spans.len() > most.max(1) {
+            self.width_ms *= 2;
+            let mut wider = std::collections::BTreeMap::new();
+            for (start, span) in std::mem::take(&mut self.spans) {
+                wider.entry(start - start % self.width_ms).and_modify(|s: &mut Span| s.merge(&span)).or_insert(span);
+            }
+            self.spans = wider;
+        }
+    }
 }
 
 impl Group {
@@ -99,10 +171,16 @@ impl History {
         self.arrivals += 1;
         let group = self.groups.entry(key).or_insert_with(|| Group { first: at.1, ..Group::default() });
         group.count += 1;
-        if self.needs.trend > 0 && record.kind == Kind::Measurement {
+        if record.kind == Kind::Measurement {
             for (name, metric) in &record.metrics {
-                let points = group.trend.entry(name.clone()).or_default();
-                keep_newest(points, (at.0, at.1, metric.value), |p| (p.0, p.1), self.needs.trend);
+                let point = (at.0, at.1, metric.value);
+                if self.needs.trend > 0 {
+                    let points = group.trend.entry(name.clone()).or_default();
+                    keep_newest(points, point, |p| (p.0, p.1), self.needs.trend);
+                }
+                if self.needs.buckets > 0 {
+                    group.buckets.entry(name.clone()).or_default().push(point, self.needs.buckets);
+                }
             }
         }
         keep_newest(&mut group.newest, (at, record), |(at, _)| *at, self.needs.newest.max(1));
@@ -127,6 +205,15 @@ impl History {
             },
         )?;
         crate::reader::warn(path, &problems, records)
+    }
+
+    /// The history of `records`, as if read from a stream in this order.
+    pub fn of(records: &[Record], needs: Needs) -> History {
+        let mut history = History::new(needs);
+        for record in records {
+            history.push(History::arrival(record.clone()));
+        }
+        history
     }
 
     /// Records folded.
@@ -176,7 +263,7 @@ mod tests {
 
     #[test]
     fn the_newest_records_win_whatever_the_order_and_a_tie_goes_to_the_later_one() {
-        let mut history = History::new(Needs { newest: 2, trend: 3 });
+        let mut history = History::new(Needs { newest: 2, trend: 3, buckets: 0 });
         for (ts, value) in [(5, 5.0), (1, 1.0), (9, 9.0), (3, 3.0), (9, 9.5), (2, 2.0)] {
             history.push(History::arrival(record(ts, 10, value)));
         }
@@ -213,5 +300,25 @@ mod tests {
         let mut verdict = record(2, 10, 1.0);
         verdict.kind = Kind::Verdict;
         assert_eq!(History::arrival(verdict).key.verdict.as_deref(), Some(""));
+    }
+}
+
+#[cfg(test)]
+mod bucket_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_history_in_any_order_fits_its_buckets_and_keeps_every_extreme() {
+        let mut buckets = Buckets::default();
+        let days: Vec<u64> = (0..365).map(|d| (d * 7919) % 365).collect();
+        for (arrival, day) in days.iter().enumerate() {
+            let value = if *day == 200 { 1000.0 } else { *day as f64 };
+            buckets.push((day * 86_400_000, arrival as u64, value), 64);
+        }
+        assert!(buckets.spans.len() <= 64 && buckets.spans.len() > 32, "{}", buckets.spans.len());
+        assert_eq!(buckets.spans.values().map(|s| s.count).sum::<u64>(), 365);
+        assert_eq!(buckets.spans.values().map(|s| s.max).fold(0.0, f64::max), 1000.0, "the spike survives");
+        let last = buckets.spans.values().last().unwrap();
+        assert_eq!(last.newest.2, 364.0, "the newest bucket ends with the newest value");
     }
 }

@@ -138,7 +138,7 @@ pub(crate) fn show(files: &[PathBuf], all: bool) -> Result<ExitCode> {
         out.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let history = reading::history(files, Needs { newest: 1, trend: 8 })?;
+    let history = reading::history(files, Needs { trend: 8, ..Needs::newest(1) })?;
     print(&format!("{}\n", report::latest::latest_table(&history)))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -178,7 +178,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         }
         // What these formats say is the newest run of each series, against the one before for md.
         Format::Md => export::markdown(&reading::newest(&files, 2)?, args.threshold),
-        Format::Html => crate::report::html::page(&reading::newest(&files, html::RUNS)?),
+        Format::Html => html::page(&reading::history(&files, html::NEEDS)?),
         Format::Bmf | Format::Gab => {
             let records = reading::newest(&files, 1)?;
             warn_failed(&records, args.format);

@@ -25,7 +25,7 @@ pub(crate) fn history(files: &[PathBuf], needs: Needs) -> Result<History> {
 /// series and metric), in the order they came: what every report of the newest runs reads as it would read
 /// every record.
 pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
-    Ok(history(files, Needs { newest: n, trend: 0 })?.into_records())
+    Ok(history(files, Needs::newest(n))?.into_records())
 }
 
 /// What a run or a comparison uses of the stream it appends to: the newest record of each series, every
@@ -44,7 +44,7 @@ pub(crate) fn previous(path: &Path) -> Previous {
     if !path.is_file() {
         return Previous::default();
     }
-    let mut history = History::new(Needs { newest: 1, trend: 0 });
+    let mut history = History::new(Needs::newest(1));
     let (mut calibrations, mut counted) = (Vec::new(), Vec::new());
     let read = |entry: reader::Entry| {
         let record = entry.record;

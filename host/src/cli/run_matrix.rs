@@ -15,13 +15,14 @@ use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::commands::{current_exe, resolve};
 use crate::plan::matrix;
 use crate::plugin::loader::{Loader, Trust};
-use crate::report::{self, export};
+use crate::report::{self, export, html};
 use crate::run::duels;
 use crate::run::instructions::{Counting, Valgrind};
 use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
 use benchhost_record::baseline;
+use benchhost_record::history::History;
 use benchhost_record::{Conditions, Kind, Record};
 
 pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
@@ -252,7 +253,7 @@ fn export_records(args: &RunArgs, records: &[Record], threshold: f64) -> Result<
         (&args.export_json, export::json(records)),
         (&args.export_csv, export::csv(records)),
         (&args.export_markdown, export::markdown(records, threshold)),
-        (&args.export_html, crate::report::html::page(records)),
+        (&args.export_html, html::page(&History::of(records, html::NEEDS))),
     ];
     for (path, text) in exports {
         if let Some(path) = path {

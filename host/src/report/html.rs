@@ -1,64 +1,75 @@
 //! `benchhost report --format html`: one self-contained page (inline SVG and CSS, no script, no fetch). Per
-//! rig and metric, a bar chart of the newest run's arms with CI95 whiskers and, where a series has several
-//! runs, a trend line per series; the provenance of the records (CPU, commit, date) under every chart. Bars
-//! are always the value itself; the direction of goodness is written on the chart, never implied by flipping.
+//! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms);
+//! then, for every series with several runs, one chart of its whole history (`html_series`). The provenance of
+//! the records (CPU, commit, date) is under every chart. Bars are always the value itself; the direction of
+//! goodness is written on the chart, never implied by flipping.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::analysis::compare;
 use crate::report::{plain, quantity};
-use benchhost_record::SeriesKey;
+use benchhost_record::history::{Group, History, Needs};
 use benchhost_record::{Kind, Record};
 
-const W: f64 = 640.0;
-const H: f64 = 240.0;
-const LEFT: f64 = 120.0;
-const BOTTOM: f64 = 30.0;
-const TOP: f64 = 20.0;
-/// Runs of each series a report draws: the newest ones.
-pub const RUNS: usize = 64;
-const PALETTE: [&str; 8] = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5"];
+pub(super) const W: f64 = 640.0;
+pub(super) const H: f64 = 240.0;
+pub(super) const LEFT: f64 = 120.0;
+pub(super) const BOTTOM: f64 = 30.0;
+pub(super) const TOP: f64 = 20.0;
+pub(super) const PALETTE: [&str; 8] =
+    ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5"];
 
-/// The page for `records`.
-pub fn page(records: &[Record]) -> String {
+/// What a page needs of each series: the newest two records (the newest run's bars, and a large rig's table
+/// with the change from the run before), and the whole history in 64 time buckets per metric.
+pub const NEEDS: Needs = Needs { newest: 2, trend: 0, buckets: 64 };
+
+/// A rig with more arms than this gets a table of its newest run instead of bar charts, where bars would be
+/// too thin to read.
+const MOST_BARS: usize = 16;
+
+/// The page for `history` (see [`NEEDS`]).
+pub fn page(history: &History) -> String {
+    let groups: Vec<&Group> =
+        history.groups().into_iter().filter(|(key, _)| key.verdict.is_none()).map(|(_, g)| g).collect();
     // A series whose newest run failed is listed at the top instead of charted with an older number.
-    let latest = compare::latest(records);
-    let failed = |r: &Record| latest.get(&benchhost_record::series(r)).is_some_and(|l| l.kind == Kind::Failure);
-    let mut by_bench: BTreeMap<&str, BTreeMap<SeriesKey, Vec<&Record>>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.kind == Kind::Measurement && !failed(r)) {
-        by_bench.entry(&r.bench).or_default().entry(benchhost_record::series(r)).or_default().push(r);
+    let mut body = failures(&groups);
+    let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
+    for group in groups.iter().filter(|g| g.latest().kind == Kind::Measurement) {
+        by_bench.entry(&group.latest().bench).or_default().push(group);
     }
-    let mut body = failures(records);
-    for (bench, series) in &by_bench {
-        let mut series: Vec<Vec<&Record>> = series.values().cloned().collect();
-        for runs in &mut series {
-            runs.sort_by_key(|r| r.run.ts_ms);
-        }
+    for (bench, mut series) in by_bench {
+        series.sort_by_cached_key(|g| benchhost_record::series(g.latest()));
+        let latest: Vec<&Record> = series.iter().map(|g| g.latest()).collect();
+        let labels = arm_labels(&latest);
         let _ = writeln!(body, "<section><h2>{}</h2>", esc(bench));
-        body.push_str(&legend(&series));
-        let metrics: std::collections::BTreeSet<&String> =
-            series.iter().flat_map(|s| s.last().unwrap().metrics.keys()).collect();
-        for metric in metrics {
-            body.push_str(&bars(&series, metric));
-            if series.iter().any(|s| s.len() > 1) {
-                body.push_str(&trend(&series, metric));
+        let metrics: std::collections::BTreeSet<&String> = latest.iter().flat_map(|r| r.metrics.keys()).collect();
+        if series.len() <= MOST_BARS {
+            body.push_str(&legend(&labels));
+            for metric in &metrics {
+                body.push_str(&bars(&latest, metric));
             }
+        } else {
+            body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
+        }
+        for (group, label) in series.iter().zip(&labels).filter(|(g, _)| g.count > 1) {
+            body.push_str(&crate::report::html_series::history_chart(group, label));
         }
         body.push_str("</section>\n");
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>benchhost report</title>\n<style>\
 body{{font:14px system-ui,sans-serif;margin:2em;color:#222}} figure{{margin:1em 0 2em}} \
-figcaption{{font-size:12px;color:#555}} svg text{{font:11px system-ui,sans-serif}} ol{{font-size:13px}}\
+figure.history{{content-visibility:auto;contain-intrinsic-size:640px 240px}} \
+figcaption{{font-size:12px;color:#555}} svg text{{font:11px system-ui,sans-serif}} ol{{font-size:13px}} \
+table{{border-collapse:collapse;font-size:12px}} td,th{{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}}\
 </style></head><body><h1>benchhost report</h1>\n{body}</body></html>\n"
     )
 }
 
 /// A list of the series whose newest record is a failure, first on the page: a chart of an older number
 /// would hide it.
-fn failures(records: &[Record]) -> String {
-    let failed: Vec<&Record> = compare::latest(records).into_values().filter(|r| r.kind == Kind::Failure).collect();
+fn failures(groups: &[&Group]) -> String {
+    let failed: Vec<&Record> = groups.iter().map(|g| g.latest()).filter(|r| r.kind == Kind::Failure).collect();
     if failed.is_empty() {
         return String::new();
     }
@@ -76,13 +87,13 @@ fn failures(records: &[Record]) -> String {
 }
 
 /// Variant keys that differ between a rig's series (all of them for a single series).
-fn arm_labels(series: &[Vec<&Record>]) -> Vec<String> {
-    let first = &series[0][0].variant;
-    let varies = |k: &String| series.len() == 1 || series.iter().any(|s| s[0].variant.get(k) != first.get(k));
-    series
+fn arm_labels(latest: &[&Record]) -> Vec<String> {
+    let first = &latest[0].variant;
+    let varies = |k: &String| latest.len() == 1 || latest.iter().any(|r| r.variant.get(k) != first.get(k));
+    latest
         .iter()
-        .map(|s| {
-            s[0].variant
+        .map(|r| {
+            r.variant
                 .iter()
                 .filter(|(k, _)| varies(k))
                 .map(|(k, v)| format!("{k}={}", plain(v)))
@@ -92,13 +103,12 @@ fn arm_labels(series: &[Vec<&Record>]) -> Vec<String> {
         .collect()
 }
 
-fn legend(series: &[Vec<&Record>]) -> String {
-    let items: String = arm_labels(series).iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
+fn legend(labels: &[String]) -> String {
+    let items: String = labels.iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
     format!("<ol>{items}</ol>\n")
 }
 
-fn bars(series: &[Vec<&Record>], metric: &str) -> String {
-    let latest: Vec<&Record> = series.iter().map(|s| *s.last().unwrap()).collect();
+fn bars(latest: &[&Record], metric: &str) -> String {
     let values: Vec<Option<(f64, Option<[f64; 2]>)>> =
         latest.iter().map(|r| r.metrics.get(metric).map(|m| (m.value, m.ci95))).collect();
     let Some(sample) = latest.iter().find_map(|r| r.metrics.get(metric)) else { return String::new() };
@@ -146,49 +156,11 @@ fn bars(series: &[Vec<&Record>], metric: &str) -> String {
         );
     }
     let title = format!("{metric}: newest run per arm, CI95 whiskers");
-    figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(&latest))
-}
-
-fn trend(series: &[Vec<&Record>], metric: &str) -> String {
-    let runs: Vec<u64> = {
-        let mut ts: Vec<u64> = series.iter().flatten().map(|r| r.run.ts_ms).collect();
-        ts.sort_unstable();
-        ts.dedup();
-        ts
-    };
-    let points: Vec<Vec<(usize, f64)>> = series
-        .iter()
-        .map(|s| {
-            s.iter()
-                .filter_map(|r| Some((runs.binary_search(&r.run.ts_ms).ok()?, r.metrics.get(metric)?.value)))
-                .collect()
-        })
-        .collect();
-    let Some(sample) = series.iter().flatten().find_map(|r| r.metrics.get(metric)) else { return String::new() };
-    let top = points.iter().flatten().map(|(_, v)| *v).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
-    let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - v / top);
-    let x = |i: usize| LEFT + (W - LEFT - 20.0) * if runs.len() > 1 { i as f64 / (runs.len() - 1) as f64 } else { 0.5 };
-    let mut svg = axis(top, &sample.unit);
-    for (s, line) in points.iter().enumerate() {
-        let path: Vec<String> = line.iter().map(|(i, v)| format!("{:.1},{:.1}", x(*i), y(*v))).collect();
-        let _ = write!(
-            svg,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>",
-            path.join(" "),
-            PALETTE[s % 8]
-        );
-        for (i, v) in line {
-            let _ =
-                write!(svg, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{}\"/>", x(*i), y(*v), PALETTE[s % 8]);
-        }
-    }
-    let title = format!("{metric}: trend over {} runs, one line per arm", runs.len());
-    let all: Vec<&Record> = series.iter().flatten().copied().collect();
-    figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(&all))
+    figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(latest))
 }
 
 /// The y axis with five ticks from 0 to `top`.
-fn axis(top: f64, unit: &str) -> String {
+pub(super) fn axis(top: f64, unit: &str) -> String {
     let mut svg = format!("<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"#888\"/>", H - BOTTOM);
     let _ = write!(svg, "<line x1=\"{LEFT}\" y1=\"{0}\" x2=\"{W}\" y2=\"{0}\" stroke=\"#888\"/>", H - BOTTOM);
     for i in 0..=4 {
@@ -205,7 +177,7 @@ fn axis(top: f64, unit: &str) -> String {
     svg
 }
 
-fn figure(title: &str, higher_is_better: bool, unit: &str, svg: String, provenance: &str) -> String {
+pub(super) fn figure(title: &str, higher_is_better: bool, unit: &str, svg: String, provenance: &str) -> String {
     let better = if higher_is_better { "higher is better ↑" } else { "lower is better ↓" };
     format!(
         "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>{svg}</svg>\
@@ -217,21 +189,32 @@ fn figure(title: &str, higher_is_better: bool, unit: &str, svg: String, provenan
     )
 }
 
-/// `CPU · commit · date`, each distinct value once.
-fn provenance(records: &[&Record]) -> String {
-    let mut seen = Vec::new();
+/// `CPU · commit · date`, each distinct value once; past three, how many more.
+pub(super) fn provenance(records: &[&Record]) -> String {
+    const SHOWN: usize = 3;
+    let mut seen: Vec<String> = Vec::new();
+    let mut more = std::collections::BTreeSet::new();
     for r in records {
         let date = date(r.run.ts_ms);
         let line = format!("{} · commit {} · {date}", r.run.cpu, r.run.commit.as_deref().unwrap_or("none"));
-        if !seen.contains(&line) {
+        if seen.contains(&line) {
+            continue;
+        }
+        if seen.len() < SHOWN {
             seen.push(line);
+        } else {
+            more.insert(line);
         }
     }
-    seen.join("; ")
+    let mut text = seen.join("; ");
+    if !more.is_empty() {
+        let _ = write!(text, "; and {} more", more.len());
+    }
+    text
 }
 
 /// `YYYY-MM-DD` (UTC) of a Unix time in ms (civil-from-days, Howard Hinnant's algorithm).
-fn date(ts_ms: u64) -> String {
+pub(super) fn date(ts_ms: u64) -> String {
     let z = (ts_ms / 86_400_000) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -244,7 +227,7 @@ fn date(ts_ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-fn esc(text: &str) -> String {
+pub(super) fn esc(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -271,6 +254,7 @@ mod tests {
             .into_iter()
             .map(|(_, r)| r)
             .collect();
+        let page = |records: &[Record]| page(&History::of(records, NEEDS));
         let html = page(&records);
         assert_eq!(html.matches("<svg").count(), 1, "one metric, one run per series: bars only");
         assert!(
@@ -280,8 +264,8 @@ mod tests {
         let mut later = records[0].clone();
         later.run.ts_ms += 86_400_000;
         let html = page(&[records[0].clone(), records[1].clone(), later]);
-        assert_eq!(html.matches("<svg").count(), 2, "bars and a trend");
-        assert_eq!(html.matches("<polyline").count(), 2);
+        assert_eq!(html.matches("<svg").count(), 2, "bars, and the history of the series with two runs");
+        assert_eq!(html.matches("<polyline").count(), 1);
         assert!(!html.contains("<script"), "self-contained and static");
         assert!(!html.contains("Failed in their newest run"));
 

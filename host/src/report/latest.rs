@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn a_series_with_history_shows_its_newest_record_count_and_trend() {
-        let mut history = History::new(Needs { newest: 1, trend: 8 });
+        let mut history = History::new(Needs { trend: 8, ..Needs::newest(1) });
         for (ts, value) in [(1, 100.0), (2, 110.0), (3, 105.0), (4, 120.0)] {
             history.push(History::arrival(record(ts, 10, value)));
         }
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn one_record_per_series_is_the_table_of_every_record() {
-        let mut history = History::new(Needs { newest: 1, trend: 8 });
+        let mut history = History::new(Needs { trend: 8, ..Needs::newest(1) });
         let records = [record(1, 10, 1.0), record(2, 20, 2.0)];
         for r in &records {
             history.push(History::arrival(r.clone()));

@@ -3,6 +3,7 @@
 
 pub(crate) mod export;
 pub(crate) mod html;
+pub(crate) mod html_series;
 pub(crate) mod latest;
 
 use std::collections::BTreeMap;
