@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use benchhost_record::Record;
-use benchhost_warehouse::{store::Warehouse, tables};
+use benchhost_warehouse::{export, publish, store::Warehouse, tables};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -45,6 +45,10 @@ enum Command {
         /// The stream to append to.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Only the newest K measurement or failure records of each series (what a report of the newest runs
+        /// reads), found without reading the others.
+        #[arg(long, value_name = "K")]
+        newest: Option<usize>,
     },
 }
 
@@ -72,13 +76,14 @@ fn statement(sql: Option<String>, from: &mut Vec<PathBuf>) -> Result<String> {
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Publish { files, warehouse } => {
-            let records = read(&files)?;
             let store = Warehouse::open(&warehouse).await?;
-            let attempts = store.publish(&records).await?;
+            let published = publish::publish(&store, &files).await?;
             println!(
-                "published {} records to {} (committed on attempt {attempts})",
-                records.len(),
-                warehouse.display()
+                "published {} records to {} in {} files (committed on attempt {})",
+                published.records,
+                warehouse.display(),
+                published.files,
+                published.attempts
             );
         }
         Command::Query { sql, mut from, warehouse } => {
@@ -90,10 +95,13 @@ async fn run(cli: Cli) -> Result<()> {
             };
             println!("{}", tables::query(&records, &sql).await?);
         }
-        Command::Export { warehouse, out } => {
-            let records = Warehouse::open(&warehouse).await?.records().await?;
-            benchhost_record::sink::Sink::append_all(&out, &records)?;
-            println!("{} records appended to {}", records.len(), out.display());
+        Command::Export { warehouse, out, newest } => {
+            let table = Warehouse::open(&warehouse).await?.table().await?;
+            let count = match newest {
+                Some(k) => export::newest(&table, k, &out).await?,
+                None => export::all(&table, &out).await?,
+            };
+            println!("{count} records appended to {}", out.display());
         }
     }
     Ok(())

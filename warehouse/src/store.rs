@@ -1,7 +1,7 @@
 //! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog on a sqlite file, over a
-//! local directory: `DIR/catalog.sqlite` and `DIR/data/`. One row per record (its time, bench, kind, run id
-//! and the whole record as JSON text), partitioned by `day(ts)` and `bench`, so a trend of one rig reads few
-//! files. Publishers append with `fast_append`; the SQL catalog commits by compare-and-swap on the metadata
+//! local directory: `DIR/catalog.sqlite` and `DIR/data/`. One row per record (its time, bench, kind, run id,
+//! variant and the whole record as JSON text), partitioned by `day(ts)` and `bench`, so a trend of one rig
+//! reads few files. Publishers append with `fast_append`; the SQL catalog commits by compare-and-swap on the metadata
 //! location, and a publisher that lost the race reloads the table and tries again, so concurrent publishers
 //! lose nothing.
 
@@ -11,28 +11,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow::array::AsArray;
 use benchhost_record::Record;
 use futures::TryStreamExt;
 use iceberg::io::LocalFsStorageFactory;
-use iceberg::spec::{DataFileFormat, NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
+use iceberg::spec::{DataFile, NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
 use iceberg::table::Table;
-use iceberg::transaction::{ApplyTransactionAction, Transaction};
-use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
-use iceberg::writer::file_writer::ParquetWriterBuilder;
-use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
-use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
-use iceberg::writer::partitioning::PartitioningWriter;
-use iceberg::writer::partitioning::fanout_writer::FanoutWriter;
+use iceberg::transaction::{AddColumn, ApplyTransactionAction, Transaction};
 use iceberg::{Catalog, CatalogBuilder, ErrorKind, NamespaceIdent, TableCreation, TableIdent};
 use iceberg_catalog_sql::{
     SQL_CATALOG_PROP_BIND_STYLE, SQL_CATALOG_PROP_URI, SQL_CATALOG_PROP_WAREHOUSE, SqlBindStyle, SqlCatalog,
     SqlCatalogBuilder,
 };
-use parquet::file::properties::WriterProperties;
 
 const NAMESPACE: &str = "benchhost";
 const TABLE: &str = "records";
+/// The column of a record's variant (canonical JSON), so the newest record of each series is found without
+/// reading the records; absent from tables made before it, and null in their older rows.
+pub const VARIANT: &str = "variant";
 /// Commits that lose the compare-and-swap are retried this many times (on top of iceberg's own retries).
 const ATTEMPTS: u32 = 20;
 
@@ -51,6 +47,7 @@ fn schema() -> iceberg::Result<Schema> {
             NestedField::required(3, "kind", text()).into(),
             NestedField::optional(4, "run_id", text()).into(),
             NestedField::required(5, "record", text()).into(),
+            NestedField::optional(6, VARIANT, text()).into(),
         ])
         .build()
 }
@@ -89,20 +86,27 @@ impl Warehouse {
                 return Err(err).context("creating the records table");
             }
         }
-        Ok(Warehouse { catalog, ident })
+        let warehouse = Warehouse { catalog, ident };
+        warehouse.evolve().await?;
+        Ok(warehouse)
     }
 
-    /// Appends `records` in one commit; returns how many attempts the commit took.
-    pub async fn publish(&self, records: &[Record]) -> Result<u32> {
+    /// The table as it stands now.
+    pub async fn table(&self) -> Result<Table> {
+        Ok(self.catalog.load_table(&self.ident).await?)
+    }
+
+    /// Adds `files` (written for this table, see `publish`) in one commit, retried against the newest table
+    /// when another publisher committed first: the files are re-applied, never written again. Returns how
+    /// many attempts the commit took.
+    pub async fn commit(&self, files: Vec<DataFile>) -> Result<u32> {
         for attempt in 1..=ATTEMPTS {
-            let table = self.catalog.load_table(&self.ident).await?;
-            let files = write(&table, records).await?;
+            let table = self.table().await?;
             let tx = Transaction::new(&table);
-            let tx = tx.fast_append().add_data_files(files).apply(tx)?;
+            let tx = tx.fast_append().add_data_files(files.clone()).apply(tx)?;
             match tx.commit(&self.catalog).await {
                 Ok(_) => return Ok(attempt),
                 Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => {
-                    // Lost the race: the files written stay unreferenced (orphans for a later cleanup).
                     tokio::time::sleep(Duration::from_millis(5 * u64::from(attempt))).await;
                 }
                 Err(err) => return Err(err).context("committing the records"),
@@ -111,52 +115,35 @@ impl Warehouse {
         bail!("the commit lost the race {ATTEMPTS} times in a row; try again")
     }
 
-    /// Every record in the table's current snapshot.
+    /// Every record in the table's current snapshot (for `query`, which holds them all).
     pub async fn records(&self) -> Result<Vec<Record>> {
-        let table = self.catalog.load_table(&self.ident).await?;
-        let batches: Vec<RecordBatch> =
-            table.scan().select(["record"]).build()?.to_arrow().await?.try_collect().await?;
+        let table = self.table().await?;
+        let mut stream = table.scan().select(["record"]).build()?.to_arrow().await?;
         let mut records = Vec::new();
-        for batch in &batches {
-            let column = batch.column(0).as_string::<i32>();
-            for line in column.iter().flatten() {
+        while let Some(batch) = stream.try_next().await? {
+            for line in batch.column(0).as_string::<i32>().iter().flatten() {
                 records.push(serde_json::from_str(line).context("a stored record")?);
             }
         }
         Ok(records)
     }
-}
 
-/// Writes `records` as Parquet data files of `table`, one per (day, bench) partition.
-async fn write(table: &Table, records: &[Record]) -> Result<Vec<iceberg::spec::DataFile>> {
-    let metadata = table.metadata();
-    let schema = Arc::new(iceberg::arrow::schema_to_arrow_schema(metadata.current_schema())?);
-    let text =
-        |f: &dyn Fn(&Record) -> Option<String>| Arc::new(records.iter().map(f).collect::<StringArray>()) as ArrayRef;
-    let ts = records.iter().map(|r| r.run.ts_ms as i64 * 1000).collect::<Vec<_>>();
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("+00:00")),
-        text(&|r| Some(r.bench.clone())),
-        text(&|r| serde_json::to_value(r.kind).ok().and_then(|v| v.as_str().map(str::to_owned))),
-        text(&|r| r.run.id.clone()),
-        text(&|r| serde_json::to_string(r).ok()),
-    ];
-    let batch = RecordBatch::try_new(schema.clone(), columns)?;
-    let names = DefaultFileNameGenerator::new(uuid::Uuid::new_v4().to_string(), None, DataFileFormat::Parquet);
-    let parquet = ParquetWriterBuilder::new(WriterProperties::default(), metadata.current_schema().clone());
-    let rolling = RollingFileWriterBuilder::new_with_default_file_size(
-        parquet,
-        table.file_io().clone(),
-        DefaultLocationGenerator::new(metadata)?,
-        names,
-    );
-    let mut fanout = FanoutWriter::new(DataFileWriterBuilder::new(rolling));
-    let splitter = iceberg::arrow::RecordBatchPartitionSplitter::try_new_with_computed_values(
-        metadata.current_schema().clone(),
-        metadata.default_partition_spec().clone(),
-    )?;
-    for (key, part) in splitter.split(&batch)? {
-        fanout.write(key, part).await?;
+    /// Adds the columns a table made by an older benchhost lacks (its rows read them as null).
+    async fn evolve(&self) -> Result<()> {
+        for _ in 0..ATTEMPTS {
+            let table = self.table().await?;
+            if table.metadata().current_schema().field_by_name(VARIANT).is_some() {
+                return Ok(());
+            }
+            let tx = Transaction::new(&table);
+            let column = AddColumn::optional(VARIANT, Type::Primitive(PrimitiveType::String));
+            let tx = tx.update_schema().add_column(column).apply(tx)?;
+            match tx.commit(&self.catalog).await {
+                Ok(_) => return Ok(()),
+                Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => {}
+                Err(err) => return Err(err).context("adding the variant column"),
+            }
+        }
+        bail!("adding the variant column lost the race {ATTEMPTS} times in a row; try again")
     }
-    Ok(fanout.close().await?)
 }

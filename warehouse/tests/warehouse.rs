@@ -71,3 +71,69 @@ fn a_query_needs_exactly_one_source() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give either --from FILE... or --warehouse DIR"));
 }
+
+/// `wal.jsonl`'s records over `nights` nights, one day apart.
+fn nights(dir: &Path, nights: u64) -> PathBuf {
+    let path = dir.join("nights.jsonl");
+    let records = benchhost_record::reader::records(&results("wal.jsonl")).unwrap();
+    let mut text = String::new();
+    for night in 0..nights {
+        for record in &records {
+            let mut record = record.clone();
+            record.run.ts_ms += night * 86_400_000;
+            record.run.id = Some(format!("night-{night}"));
+            text.push_str(&(record.to_line() + "\n"));
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_newest_export_holds_the_newest_records_of_each_series_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (warehouse, stream) = (dir.path().join("wh"), nights(dir.path(), 5));
+    let status = Command::new(bin()).args(["publish", "--warehouse"]).arg(&warehouse).arg(&stream).status();
+    assert!(status.unwrap().success());
+    let out = dir.path().join("newest.jsonl");
+    let mut export = Command::new(bin());
+    export.args(["export", "--newest", "2", "--warehouse"]).arg(&warehouse).arg("--out").arg(&out);
+    assert!(export.status().unwrap().success());
+    // A record is named by its run and series (the history keeps slimmed records, the export whole ones).
+    let name = |r: &benchhost_record::Record| format!("{:?} {:?}", r.run.id, benchhost_record::series(r));
+    let mut exported: Vec<String> = benchhost_record::reader::records(&out).unwrap().iter().map(name).collect();
+    let mut history = benchhost_record::history::History::new(benchhost_record::history::Needs::newest(2));
+    history.read(&stream).unwrap();
+    let mut expected: Vec<String> = history.into_records().iter().map(name).collect();
+    exported.sort();
+    expected.sort();
+    assert_eq!(exported.len(), 2 * lines(&results("wal.jsonl")));
+    assert_eq!(exported, expected);
+}
+
+#[test]
+fn a_publish_that_fails_leaves_no_record_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    let garbage = dir.path().join("garbage.jsonl");
+    std::fs::write(&garbage, "not json\n").unwrap();
+    let out = Command::new(bin())
+        .args(["publish", "--warehouse"])
+        .arg(&warehouse)
+        .arg(results("wal.jsonl"))
+        .arg(&garbage)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("garbage.jsonl holds no readable record (1 lines skipped)"), "{stderr}");
+    let parquet = walk(&warehouse.join("data")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "parquet"));
+    assert_eq!(parquet.count(), 0, "the files of the first input were written, then removed");
+    let count = query(&["SELECT count(*) AS n FROM records", "--warehouse", warehouse.to_str().unwrap()]);
+    assert!(count.contains("| 0 "), "{count}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    entries.flat_map(|e| if e.path().is_dir() { walk(&e.path()) } else { vec![e.path()] }).collect()
+}

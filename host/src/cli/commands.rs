@@ -162,7 +162,13 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     let mut scratch = None;
     if let Some(dir) = &args.warehouse {
         let file = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
-        crate::cli::delegate::export(dir, file.path())?;
+        // A report of the newest runs needs the newest records of each series only.
+        let newest = match args.format {
+            Format::Md => Some(2),
+            Format::Bmf | Format::Gab => Some(1),
+            Format::Csv | Format::Json | Format::Html => None,
+        };
+        crate::cli::delegate::export(dir, file.path(), newest)?;
         files.push(file.path().to_owned());
         scratch = Some(file);
     }

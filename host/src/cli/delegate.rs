@@ -50,15 +50,14 @@ fn help(command: &str) -> String {
     format!("Usage: {usage}\n\nIt runs {WAREHOUSE}, which is not built: cargo build --release -p {WAREHOUSE}\n")
 }
 
-/// Exports the warehouse in `dir` into the stream `out`.
-pub fn export(dir: &Path, out: &Path) -> Result<()> {
-    let output = Command::new(binary("report --warehouse")?)
-        .args(["export", "--warehouse"])
-        .arg(dir)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .context("running the warehouse")?;
+/// Exports the warehouse in `dir` into the stream `out`: every record, or the `newest` K of each series.
+pub fn export(dir: &Path, out: &Path, newest: Option<usize>) -> Result<()> {
+    let mut command = Command::new(binary("report --warehouse")?);
+    command.args(["export", "--warehouse"]).arg(dir).arg("--out").arg(out);
+    if let Some(k) = newest {
+        command.args(["--newest", &k.to_string()]);
+    }
+    let output = command.output().context("running the warehouse")?;
     if !output.status.success() {
         bail!("exporting {}: {}", dir.display(), String::from_utf8_lossy(&output.stderr).trim());
     }
