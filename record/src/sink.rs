@@ -176,3 +176,35 @@ impl Batch {
         result.with_context(|| format!("appending records to {path}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RunInfo;
+
+    #[test]
+    fn batches_and_single_appends_racing_on_one_stream_leave_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let record = |i: usize| {
+            let variant = [("i".to_string(), i.into())].into();
+            Record::measurement_for_tests("race", RunInfo::for_tests(i as u64, Some("r")), variant, Default::default())
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut sink = Sink::open(&path).unwrap();
+                (0..300).for_each(|i| sink.append(&record(i)).unwrap());
+            });
+            scope.spawn(|| {
+                // ~2.5 MB: several batches.
+                let mut batch = Sink::open(&path).unwrap().batch();
+                (300..12_300).for_each(|i| batch.push(&record(i).to_line()).unwrap());
+                batch.finish().unwrap();
+            });
+        });
+        let stream = crate::reader::read(&path).unwrap();
+        assert_eq!(stream.problems, Vec::<String>::new());
+        assert_eq!(stream.records.len(), 12_300);
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * BATCH as u64);
+    }
+}

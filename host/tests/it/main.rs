@@ -12,6 +12,7 @@ mod conditions;
 mod faults;
 mod habits;
 mod heap;
+mod history;
 mod html;
 mod input;
 mod instructions;
