@@ -19,7 +19,8 @@ use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::partitioning::PartitioningWriter;
 use iceberg::writer::partitioning::clustered_writer::ClusteredWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use tokio::sync::mpsc;
 
 use crate::store::{VARIANT, Warehouse};
@@ -143,7 +144,14 @@ async fn write_chunk(table: &Table, rows: Vec<Row>) -> Result<Vec<DataFile>> {
     let batch = RecordBatch::try_new(schema.clone(), columns)?;
     drop(rows);
     let names = DefaultFileNameGenerator::new(uuid::Uuid::new_v4().to_string(), None, DataFileFormat::Parquet);
-    let properties = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?)).build();
+    // The record text is kilobytes of JSON per row, never equal, never filtered on: a dictionary and min/max
+    // statistics of it cost time and buy nothing.
+    let record = ColumnPath::from("record");
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+        .set_column_dictionary_enabled(record.clone(), false)
+        .set_column_statistics_enabled(record, EnabledStatistics::None)
+        .build();
     let parquet = ParquetWriterBuilder::new(properties, metadata.current_schema().clone());
     let rolling = RollingFileWriterBuilder::new_with_default_file_size(
         parquet,
