@@ -4,8 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use benchhost_record::Record;
-use benchhost_warehouse::{export, publish, store::Warehouse, tables};
+use benchhost_warehouse::{export, publish, store::Warehouse, tables::Tables};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -52,14 +51,6 @@ enum Command {
     },
 }
 
-fn read(files: &[PathBuf]) -> Result<Vec<Record>> {
-    let mut records = Vec::new();
-    for file in files {
-        records.extend(benchhost_record::reader::records(file)?);
-    }
-    Ok(records)
-}
-
 /// The SQL of `query`: the positional statement, or, when options came first (`--from FILE "SQL"`, as most
 /// people type it), the last `--from` value that is not a file: `--from` takes several files and would
 /// otherwise swallow the statement.
@@ -88,12 +79,12 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Query { sql, mut from, warehouse } => {
             let sql = statement(sql, &mut from)?;
-            let records = match (from.is_empty(), warehouse) {
-                (false, None) => read(&from)?,
-                (true, Some(dir)) => Warehouse::open(&dir).await?.records().await?,
+            let tables = match (from.is_empty(), warehouse) {
+                (false, None) => Tables::from_files(&from)?,
+                (true, Some(dir)) => Tables::from_warehouse(&Warehouse::open(&dir).await?.table().await?).await?,
                 _ => bail!("give either --from FILE... or --warehouse DIR"),
             };
-            println!("{}", tables::query(&records, &sql).await?);
+            println!("{}", tables.query(&sql).await?);
         }
         Command::Export { warehouse, out, newest } => {
             let table = Warehouse::open(&warehouse).await?.table().await?;

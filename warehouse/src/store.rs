@@ -11,9 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use arrow::array::AsArray;
-use benchhost_record::Record;
-use futures::TryStreamExt;
 use iceberg::io::LocalFsStorageFactory;
 use iceberg::spec::{DataFile, NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
 use iceberg::table::Table;
@@ -113,19 +110,6 @@ impl Warehouse {
             }
         }
         bail!("the commit lost the race {ATTEMPTS} times in a row; try again")
-    }
-
-    /// Every record in the table's current snapshot (for `query`, which holds them all).
-    pub async fn records(&self) -> Result<Vec<Record>> {
-        let table = self.table().await?;
-        let mut stream = table.scan().select(["record"]).build()?.to_arrow().await?;
-        let mut records = Vec::new();
-        while let Some(batch) = stream.try_next().await? {
-            for line in batch.column(0).as_string::<i32>().iter().flatten() {
-                records.push(serde_json::from_str(line).context("a stored record")?);
-            }
-        }
-        Ok(records)
     }
 
     /// Adds the columns a table made by an older benchhost lacks (its rows read them as null).

@@ -4,15 +4,23 @@
 //! - `metrics`: the long form, one row per record and metric (bench, kind, variant, metric, value, unit,
 //!   higher_is_better, ci_low, ci_high, n, and the run's fields).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Records per batch of the tables.
+const CHUNK: usize = 8192;
+
+use anyhow::Context;
+use arrow::array::AsArray;
 use arrow::array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray,
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use benchhost_record::Record;
+use benchhost_record::scan::{Scanned, scan};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
+use futures::TryStreamExt;
 
 fn run_fields() -> Vec<Field> {
     let text = |name: &str| Field::new(name, DataType::Utf8, true);
@@ -108,21 +116,84 @@ pub fn metrics_batch(records: &[Record]) -> arrow::error::Result<RecordBatch> {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
-/// A session with `records` and `metrics` registered over `records`.
-pub fn session(records: &[Record]) -> anyhow::Result<SessionContext> {
-    let ctx = SessionContext::new();
-    for (name, batch) in [("records", records_batch(records)?), ("metrics", metrics_batch(records)?)] {
-        let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
-        ctx.register_table(name, Arc::new(table))?;
-    }
-    Ok(ctx)
+/// The two tables, built a chunk of records at a time: memory holds their Arrow columns, never the records.
+#[derive(Default)]
+pub struct Tables {
+    records: Vec<RecordBatch>,
+    metrics: Vec<RecordBatch>,
 }
 
-/// Runs `sql` over `records` and renders the answer as a text table.
-pub async fn query(records: &[Record], sql: &str) -> anyhow::Result<String> {
-    let ctx = session(records)?;
-    let batches = ctx.sql(sql).await?.collect().await?;
-    Ok(datafusion::arrow::util::pretty::pretty_format_batches(&batches)?.to_string())
+impl Tables {
+    /// Adds `records` to both tables.
+    pub fn push(&mut self, records: &[Record]) -> arrow::error::Result<()> {
+        self.records.push(records_batch(records)?);
+        self.metrics.push(metrics_batch(records)?);
+        Ok(())
+    }
+
+    /// The tables of every record of `files`, read a chunk at a time; each file's skipped lines are reported,
+    /// and a file without a readable record is an error.
+    pub fn from_files(files: &[PathBuf]) -> anyhow::Result<Tables> {
+        let mut tables = Tables::default();
+        for file in files {
+            let (mut chunk, mut problems, mut count) = (Vec::with_capacity(CHUNK), Vec::new(), 0);
+            scan(
+                file,
+                |entry| entry.record,
+                |item| {
+                    match item {
+                        Scanned::Record(record) => {
+                            count += 1;
+                            chunk.push(record);
+                            if chunk.len() == CHUNK {
+                                tables.push(&chunk)?;
+                                chunk.clear();
+                            }
+                        }
+                        Scanned::Problem(problem) => problems.push(problem),
+                    }
+                    Ok(())
+                },
+            )?;
+            tables.push(&chunk)?;
+            benchhost_record::reader::warn(file, &problems, count)?;
+        }
+        Ok(tables)
+    }
+
+    /// The tables of every record of the warehouse table `table`, a stored batch at a time.
+    pub async fn from_warehouse(table: &iceberg::table::Table) -> anyhow::Result<Tables> {
+        let mut tables = Tables::default();
+        let mut stream = table.scan().select(["record"]).build()?.to_arrow().await?;
+        while let Some(batch) = stream.try_next().await? {
+            let lines = batch.column(0).as_string::<i32>();
+            let records = lines
+                .iter()
+                .flatten()
+                .map(|line| serde_json::from_str(line).context("a stored record"))
+                .collect::<anyhow::Result<Vec<Record>>>()?;
+            tables.push(&records)?;
+        }
+        Ok(tables)
+    }
+
+    /// A session with `records` and `metrics` registered.
+    pub fn session(self) -> anyhow::Result<SessionContext> {
+        let ctx = SessionContext::new();
+        for (name, batches, empty) in
+            [("records", self.records, records_batch(&[])?), ("metrics", self.metrics, metrics_batch(&[])?)]
+        {
+            let table = MemTable::try_new(empty.schema(), vec![batches])?;
+            ctx.register_table(name, Arc::new(table))?;
+        }
+        Ok(ctx)
+    }
+
+    /// Runs `sql` and renders the answer as a text table.
+    pub async fn query(self, sql: &str) -> anyhow::Result<String> {
+        let batches = self.session()?.sql(sql).await?.collect().await?;
+        Ok(datafusion::arrow::util::pretty::pretty_format_batches(&batches)?.to_string())
+    }
 }
 
 #[cfg(test)]
