@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::scan::{Scanned, scan};
+use crate::scan::each_record;
 use crate::{Kind, Record, SeriesKey};
 
 /// What a reader of the history needs kept per series.
@@ -189,22 +189,14 @@ impl History {
     /// Folds every record of the stream at `path`, as [`reader::records`](crate::reader::records) reads it:
     /// each skipped line is reported on stderr, and a stream without one readable record is an error.
     pub fn read(&mut self, path: &Path) -> Result<()> {
-        let (mut problems, mut records) = (Vec::new(), 0);
-        scan(
+        each_record(
             path,
             |entry| History::arrival(entry.record),
-            |item| {
-                match item {
-                    Scanned::Record(arrival) => {
-                        records += 1;
-                        self.push(arrival);
-                    }
-                    Scanned::Problem(problem) => problems.push(problem),
-                }
+            |arrival| {
+                self.push(arrival);
                 Ok(())
             },
-        )?;
-        crate::reader::warn(path, &problems, records)
+        )
     }
 
     /// The history of `records`, as if read from a stream in this order.

@@ -42,6 +42,28 @@ pub fn scan<T: Send>(
     scan_with(path, threads(), BLOCK, map, fold)
 }
 
+/// Every record of the stream at `path`, as a command reads it: `map` on the workers, `each` in line order;
+/// each skipped line is reported on stderr once the pass is done, and a stream without one readable record is
+/// an error (see [`reader::records`](crate::reader::records)).
+pub fn each_record<T: Send>(
+    path: &Path,
+    map: impl Fn(Entry) -> T + Sync,
+    mut each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    let (mut problems, mut records) = (Vec::new(), 0);
+    scan(path, map, |item| match item {
+        Scanned::Record(mapped) => {
+            records += 1;
+            each(mapped)
+        }
+        Scanned::Problem(problem) => {
+            problems.push(problem);
+            Ok(())
+        }
+    })?;
+    crate::reader::warn(path, &problems, records)
+}
+
 fn scan_with<T: Send>(
     path: &Path,
     threads: usize,

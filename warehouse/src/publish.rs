@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 use arrow::array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
-use benchhost_record::scan::{Scanned, scan};
-use benchhost_record::{Kind, Record, reader};
+use benchhost_record::scan::each_record;
+use benchhost_record::{Kind, Record};
 use iceberg::spec::{DataFile, DataFileFormat};
 use iceberg::table::Table;
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
@@ -104,26 +104,18 @@ fn read_chunks(files: &[PathBuf], tx: &mpsc::Sender<Vec<Row>>) -> Result<usize> 
     let mut total = 0;
     let mut chunk = Vec::with_capacity(CHUNK);
     for file in files {
-        let (mut problems, mut records) = (Vec::new(), 0);
-        scan(
+        each_record(
             file,
             |entry| Row::of(&entry.record),
-            |item| {
-                match item {
-                    Scanned::Record(row) => {
-                        records += 1;
-                        chunk.push(row);
-                        if chunk.len() == CHUNK {
-                            send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
-                        }
-                    }
-                    Scanned::Problem(problem) => problems.push(problem),
+            |row| {
+                total += 1;
+                chunk.push(row);
+                if chunk.len() == CHUNK {
+                    send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
                 }
                 Ok(())
             },
         )?;
-        reader::warn(file, &problems, records)?;
-        total += records;
         // Each file's last chunk is written before the next file is read.
         if !chunk.is_empty() {
             send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;

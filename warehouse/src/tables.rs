@@ -17,7 +17,7 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use benchhost_record::Record;
-use benchhost_record::scan::{Scanned, scan};
+use benchhost_record::scan::each_record;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use futures::TryStreamExt;
@@ -136,27 +136,20 @@ impl Tables {
     pub fn from_files(files: &[PathBuf]) -> anyhow::Result<Tables> {
         let mut tables = Tables::default();
         for file in files {
-            let (mut chunk, mut problems, mut count) = (Vec::with_capacity(CHUNK), Vec::new(), 0);
-            scan(
+            let mut chunk = Vec::with_capacity(CHUNK);
+            each_record(
                 file,
                 |entry| entry.record,
-                |item| {
-                    match item {
-                        Scanned::Record(record) => {
-                            count += 1;
-                            chunk.push(record);
-                            if chunk.len() == CHUNK {
-                                tables.push(&chunk)?;
-                                chunk.clear();
-                            }
-                        }
-                        Scanned::Problem(problem) => problems.push(problem),
+                |record| {
+                    chunk.push(record);
+                    if chunk.len() == CHUNK {
+                        tables.push(&chunk)?;
+                        chunk.clear();
                     }
                     Ok(())
                 },
             )?;
             tables.push(&chunk)?;
-            benchhost_record::reader::warn(file, &problems, count)?;
         }
         Ok(tables)
     }

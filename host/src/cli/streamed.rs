@@ -12,7 +12,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::Value;
 
 use crate::report::{self, export};
-use benchhost_record::scan::{Scanned, scan};
+use benchhost_record::scan::{self, Scanned};
 use benchhost_record::{Kind, Record, reader};
 
 /// Where a streamed output goes: stdout, or a file written under a temporary name beside it and renamed
@@ -54,33 +54,25 @@ impl Write for Output {
     }
 }
 
-/// One pass over `file` with `map` on the workers and `each` in line order; skipped lines are reported and a
-/// file without a readable record is an error, as every command reads.
+/// One pass over `file` with `map` on the workers and `each` in line order: as every command reads (skipped
+/// lines reported, a file without a readable record an error), or for a second pass, silently.
 fn each_record<T: Send>(
     file: &Path,
     map: impl Fn(Record) -> T + Sync,
     mut each: impl FnMut(T) -> Result<()>,
-    report_problems: bool,
+    first_pass: bool,
 ) -> Result<()> {
-    let (mut problems, mut records) = (Vec::new(), 0);
-    scan(
+    if first_pass {
+        return scan::each_record(file, |entry| map(entry.record), each);
+    }
+    scan::scan(
         file,
         |entry| map(entry.record),
         |item| match item {
-            Scanned::Record(mapped) => {
-                records += 1;
-                each(mapped)
-            }
-            Scanned::Problem(problem) => {
-                problems.push(problem);
-                Ok(())
-            }
+            Scanned::Record(mapped) => each(mapped),
+            Scanned::Problem(_) => Ok(()),
         },
-    )?;
-    if !report_problems {
-        return Ok(());
-    }
-    reader::warn(file, &problems, records)
+    )
 }
 
 /// `report --format json`: every record, one JSON array, as [`export::json`] writes it.
@@ -108,21 +100,13 @@ pub(crate) fn json(files: &[PathBuf], out: &mut Output) -> Result<()> {
 pub(crate) fn csv(files: &[PathBuf], out: &mut Output) -> Result<()> {
     let mut places: Vec<(u64, u32, u64, u32)> = Vec::new();
     for (index, file) in files.iter().enumerate() {
-        let (mut problems, mut records) = (Vec::new(), 0);
         let map = |entry: reader::Entry| {
             (entry.record.kind != Kind::Verdict).then_some((entry.record.run.ts_ms, entry.offset, entry.len as u32))
         };
-        scan(file, map, |item| {
-            match item {
-                Scanned::Record(place) => {
-                    records += 1;
-                    places.extend(place.map(|(ts, offset, len)| (ts, index as u32, offset, len)));
-                }
-                Scanned::Problem(problem) => problems.push(problem),
-            }
+        scan::each_record(file, map, |place| {
+            places.extend(place.map(|(ts, offset, len)| (ts, index as u32, offset, len)));
             Ok(())
         })?;
-        reader::warn(file, &problems, records)?;
     }
     out.write_all(export::CSV_HEADER.as_bytes())?;
     if places.is_sorted_by_key(|p| p.0) {
