@@ -94,23 +94,38 @@ fn is_alarm(decision: Decision) -> bool {
     matches!(decision, Decision::Improved | Decision::Regressed)
 }
 
-/// The suggested threshold for `metric` of the series of `record` on `host`, from the newest calibration
-/// among `records`.
-pub fn threshold_for(records: &[Record], host: &str, record: &Record, metric: &str) -> Option<f64> {
-    let key = series(record);
-    records
-        .iter()
-        .filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa"))
-        .filter(|r| r.variant.get(METRIC).and_then(Value::as_str) == Some(metric))
-        .filter(|r| {
-            let mut plain = (*r).clone();
-            plain.variant.remove(MARK);
-            plain.variant.remove(METRIC);
-            series(&plain) == key
-        })
-        .max_by_key(|r| r.run.ts_ms)
-        .and_then(|r| r.metrics.get("suggested_threshold_pct"))
-        .map(|m| m.value / 100.0)
+/// The suggested thresholds of one host, by series and metric: the newest calibration of each, indexed once
+/// so a comparison of many series asks in constant time.
+pub struct Thresholds {
+    newest: std::collections::HashMap<(benchhost_record::SeriesKey, String), (u64, f64)>,
+}
+
+impl Thresholds {
+    /// The calibrations among `records` made on `host`.
+    pub fn new(records: &[Record], host: &str) -> Thresholds {
+        let mut newest = std::collections::HashMap::new();
+        for r in records.iter().filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa")) {
+            let (Some(metric), Some(suggested)) =
+                (r.variant.get(METRIC).and_then(Value::as_str), r.metrics.get("suggested_threshold_pct"))
+            else {
+                continue;
+            };
+            let mut variant = r.variant.clone();
+            variant.remove(MARK);
+            variant.remove(METRIC);
+            let key = ((r.bench.clone(), serde_json::to_string(&variant).expect("variants serialize")), metric.into());
+            let slot = newest.entry(key).or_insert((r.run.ts_ms, suggested.value / 100.0));
+            if r.run.ts_ms >= slot.0 {
+                *slot = (r.run.ts_ms, suggested.value / 100.0);
+            }
+        }
+        Thresholds { newest }
+    }
+
+    /// The suggested threshold for `metric` of the series of `record`, if it was calibrated.
+    pub fn get(&self, record: &Record, metric: &str) -> Option<f64> {
+        self.newest.get(&(series(record), metric.to_string())).map(|(_, t)| *t)
+    }
 }
 
 #[cfg(test)]

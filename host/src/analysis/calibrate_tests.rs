@@ -43,10 +43,10 @@ fn later_comparisons_find_the_threshold_of_their_series_and_host() {
     let rounds: Vec<Record> = [100.0, 101.0, 100.5].iter().map(|v| round(*v, 0.2)).collect();
     let mut calibration = calibrate(&[rounds], 0.01, &run("h", 5));
     let measured = round(100.0, 0.5);
-    let found = threshold_for(&calibration, "h", &measured, "t").unwrap();
+    let found = Thresholds::new(&calibration, "h").get(&measured, "t").unwrap();
     assert!(found > 0.0 && found < 0.02, "{found}");
-    assert_eq!(threshold_for(&calibration, "other-host", &measured, "t"), None);
-    assert_eq!(threshold_for(&calibration, "h", &measured, "rate"), None);
+    assert_eq!(Thresholds::new(&calibration, "other-host").get(&measured, "t"), None);
+    assert_eq!(Thresholds::new(&calibration, "h").get(&measured, "rate"), None);
     calibration[0].variant.insert("rows".into(), json!(10));
-    assert_eq!(threshold_for(&calibration, "h", &measured, "t"), None, "another series");
+    assert_eq!(Thresholds::new(&calibration, "h").get(&measured, "t"), None, "another series");
 }

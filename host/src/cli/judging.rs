@@ -58,12 +58,16 @@ fn parse_decision(text: &str) -> Result<Decision, String> {
 
 impl Judging {
     /// The threshold of a series' metric: fixed, or found among `calibrations` for `host`.
-    pub fn threshold<'a>(&'a self, calibrations: &'a [Record], host: &'a str) -> impl Fn(&Record, &str) -> f64 + 'a {
-        move |record, metric| match self.threshold {
+    pub fn threshold<'a>(&'a self, calibrations: &[Record], host: &str) -> impl Fn(&Record, &str) -> f64 + 'a {
+        let calibrated = match self.threshold {
+            ThresholdArg::Auto => Some(calibrate::Thresholds::new(calibrations, host)),
+            ThresholdArg::Fixed(_) => None,
+        };
+        move |record, metric| match (self.threshold, &calibrated) {
             _ if metric == benchhost_record::INSTRUCTIONS => self.instruction_threshold,
-            ThresholdArg::Fixed(t) => t,
-            ThresholdArg::Auto => {
-                calibrate::threshold_for(calibrations, host, record, metric).unwrap_or(DEFAULT_THRESHOLD)
+            (ThresholdArg::Fixed(t), _) => t,
+            (ThresholdArg::Auto, calibrated) => {
+                calibrated.as_ref().and_then(|c| c.get(record, metric)).unwrap_or(DEFAULT_THRESHOLD)
             }
         }
     }
