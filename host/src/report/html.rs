@@ -34,8 +34,14 @@ pub fn page(history: &History) -> String {
     // A series whose newest run failed is listed at the top instead of charted with an older number.
     let mut body = failures(&groups);
     let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
-    for group in groups.iter().filter(|g| g.latest().kind == Kind::Measurement) {
+    // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not drawn.
+    let calibration = |g: &Group| g.latest().variant.contains_key(crate::analysis::calibrate::MARK);
+    let calibrations = groups.iter().filter(|g| calibration(g)).count();
+    for group in groups.iter().filter(|g| g.latest().kind == Kind::Measurement && !calibration(g)) {
         by_bench.entry(&group.latest().bench).or_default().push(group);
+    }
+    if calibrations > 0 {
+        let _ = writeln!(body, "<p>{calibrations} calibration series (benchhost calibrate) are not drawn.</p>");
     }
     for (bench, mut series) in by_bench {
         series.sort_by_cached_key(|g| benchhost_record::series(g.latest()));
@@ -279,6 +285,11 @@ mod tests {
         let html = page(&[records[0].clone(), records[1].clone(), failed]);
         assert!(html.contains("Failed in their newest run (1)") && html.contains("FAILED (invariant): consumed =="));
         assert_eq!(html.matches("<rect").count(), 1, "only the series that did not fail is charted");
+        let mut calibration = records[0].clone();
+        calibration.variant.insert(crate::analysis::calibrate::MARK.into(), "aa".into());
+        let html = page(&[records[0].clone(), records[1].clone(), calibration]);
+        assert_eq!(html.matches("<rect").count(), 2, "a calibration is not drawn");
+        assert!(html.contains("1 calibration series (benchhost calibrate) are not drawn."));
 
         // An instruction count (`run --instructions`) is drawn as any other metric: its own chart, in its unit.
         let counted: Vec<Record> = records[..2]
