@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -38,10 +38,21 @@ impl Output {
     pub(crate) fn finish(mut self) -> Result<()> {
         self.writer.flush()?;
         if let Some((temp, path)) = self.file {
+            // A temporary file is private (0600); the report gets the mode a plain write would give it.
+            let mode = 0o666 & !umask();
+            std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))
+                .with_context(|| format!("writing {}", path.display()))?;
             temp.persist(&path).with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
+}
+
+/// The process's file mode creation mask (from /proc, which reads it without changing it; 022 if unreadable).
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mask = status.lines().find_map(|l| l.strip_prefix("Umask:")).map(str::trim);
+    mask.and_then(|m| u32::from_str_radix(m, 8).ok()).unwrap_or(0o022)
 }
 
 impl Write for Output {

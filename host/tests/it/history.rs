@@ -80,3 +80,20 @@ fn verify_and_merge_find_duplicates_blocks_apart() {
     let (read, _) = sandbox.records("h.jsonl");
     assert!(merged == read[..lines - 1], "every record once, in the order first seen");
 }
+
+#[test]
+fn a_streamed_report_file_gets_the_mode_of_a_plain_write_and_never_a_partial_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    sandbox.write("h.jsonl", &text(&nights(2)));
+    sandbox.cmd().args(["report", "h.jsonl", "--format", "csv", "--out", "r.csv"]).assert().success();
+    let mode = std::fs::metadata(sandbox.path().join("r.csv")).unwrap().permissions().mode() & 0o777;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let umask = status.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap().trim();
+    let expected = 0o666 & !u32::from_str_radix(umask, 8).unwrap();
+    assert_eq!(mode, expected, "the mode a plain write gives under umask {umask}, not a temporary file's 0600");
+    // A stream that ends the read (another schema) leaves no report behind.
+    sandbox.write("v2.jsonl", &format!("{}{}", text(&nights(1)), r#"{"schema":2}"#));
+    sandbox.cmd().args(["report", "v2.jsonl", "--format", "json", "--out", "v2.json"]).assert().code(2);
+    assert!(!sandbox.path().join("v2.json").exists());
+}
