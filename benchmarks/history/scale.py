@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 SIZES = {"10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 DUCKDB_SQL = """
 SET threads = 2;
+SET enable_progress_bar = false;
 WITH r AS (
   SELECT bench, kind, run.ts_ms AS ts, CAST(variant AS VARCHAR) AS variant, metrics
   FROM read_ndjson('{path}', ignore_errors = true, maximum_object_size = 16777216,
@@ -67,6 +68,7 @@ def measure(name, args, reps, expect=(0,), setup=None, stdout=subprocess.DEVNULL
         wall, peak, code = timed(args, stdout=stdout)
         if code not in expect:
             sys.exit(f"{name}: exit {code}: {' '.join(map(str, args))}")
+        print(f"  {name}: {wall:.2f} s, {peak:.0f} MB", file=sys.stderr)
         walls.append(wall)
         rss.append(peak)
     return {"s": round(statistics.median(walls), 3), "mb": round(max(rss), 1), "runs": [round(w, 3) for w in walls]}
@@ -100,7 +102,7 @@ def duckdb(python, path, reps):
             sys.exit(f"duckdb failed: {proc.stderr.read().decode()[-2000:]}")
         walls.append(time.monotonic() - start)
         rss.append(usage.ru_maxrss / 1024)
-        result = json.loads(out)
+        result = json.loads(out.decode().strip().splitlines()[-1])
         queries.append(result["query_s"])
         answer = result["rows"]
     named = {}

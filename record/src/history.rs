@@ -11,7 +11,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::scan::each_record;
+pub use crate::buckets::{Buckets, Span};
+use crate::fold::fold_records;
 use crate::{Kind, Record, SeriesKey};
 
 /// What a reader of the history needs kept per series.
@@ -66,71 +67,27 @@ pub struct Group {
     pub buckets: HashMap<String, Buckets>,
 }
 
-/// A metric's history in a bounded number of time buckets: each holds the lowest, the highest and the newest
-/// value of its span. The span starts at an hour and doubles (merging neighbours) whenever there would be more
-/// buckets than allowed, so any history, in any order, fits.
-#[derive(Debug, Clone, Default)]
-pub struct Buckets {
-    /// Span of a bucket, ms.
-    pub width_ms: u64,
-    /// Bucket start (ms) → its values.
-    pub spans: std::collections::BTreeMap<u64, Span>,
-}
-
-/// The values of one bucket.
-#[derive(Debug, Clone, Copy)]
-pub struct Span {
-    /// Lowest value.
-    pub min: f64,
-    /// Highest value.
-    pub max: f64,
-    /// The newest value and when: `(ts_ms, arrival, value)`.
-    pub newest: Point,
-    /// Values in the span.
-    pub count: u64,
-}
-
-impl Span {
-    fn merge(&mut self, other: &Span) {
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        if (other.newest.0, other.newest.1) > (self.newest.0, self.newest.1) {
-            self.newest = other.newest;
-        }
-        self.count += other.count;
-    }
-}
-
-impl Buckets {
-    const FIRST_WIDTH_MS: u64 = 3_600_000;
-
-    fn push(&mut self, point: Point, most: usize) {
-        if self.width_ms == 0 {
-            self.width_ms = Self::FIRST_WIDTH_MS;
-        }
-        let span = Span { min: point.2, max: point.2, newest: point, count: 1 };
-        let start = point.0 - point.0 % self.width_ms;
-        match self.spans.get_mut(&start) {
-            Some(existing) => existing.merge(&span),
-            None => {
-                self.spans.insert(start, span);
-            }
-        }
-        while self.spans.len() > most.max(1) {
-            self.width_ms *= 2;
-            let mut wider = std::collections::BTreeMap::new();
-            for (start, span) in std::mem::take(&mut self.spans) {
-                wider.entry(start - start % self.width_ms).and_modify(|s: &mut Span| s.merge(&span)).or_insert(span);
-            }
-            self.spans = wider;
-        }
-    }
-}
-
 impl Group {
     /// The newest record.
     pub fn latest(&self) -> &Record {
         &self.newest.last().expect("a group has a record").1
+    }
+
+    fn merge(&mut self, other: Group, needs: Needs) {
+        self.first = self.first.min(other.first);
+        self.count += other.count;
+        for item in other.newest {
+            keep_newest(&mut self.newest, item, |(at, _)| *at, needs.newest.max(1));
+        }
+        for (name, points) in other.trend {
+            let mine = self.trend.entry(name).or_default();
+            for point in points {
+                keep_newest(mine, point, |p| (p.0, p.1), needs.trend);
+            }
+        }
+        for (name, buckets) in other.buckets {
+            self.buckets.entry(name).or_default().merge(buckets, needs.buckets);
+        }
     }
 }
 
@@ -139,13 +96,18 @@ impl Group {
 pub struct History {
     needs: Needs,
     groups: HashMap<GroupKey, Group>,
-    arrivals: u64,
+    /// Records folded.
+    records: u64,
+    /// The arrival number of the next [`History::push`].
+    next: u64,
+    /// Streams read (an arrival of a read is the stream's number and the line).
+    files: u64,
 }
 
 impl History {
     /// An empty history keeping `needs`.
     pub fn new(needs: Needs) -> History {
-        History { needs, groups: HashMap::new(), arrivals: 0 }
+        History { needs, groups: HashMap::new(), records: 0, next: 0, files: 0 }
     }
 
     /// Readies `record` for [`History::push`]: finds its group and drops what no report reads (the per-sample
@@ -166,9 +128,15 @@ impl History {
 
     /// Adds the next record.
     pub fn push(&mut self, arrival: Arrival) {
+        self.next += 1;
+        self.push_at(arrival, self.next);
+    }
+
+    /// Adds a record that arrived `nth` (of two records of one time, the later arrival is the newer).
+    fn push_at(&mut self, arrival: Arrival, nth: u64) {
         let Arrival { key, record } = arrival;
-        let at = (record.run.ts_ms, self.arrivals);
-        self.arrivals += 1;
+        let at = (record.run.ts_ms, nth);
+        self.records += 1;
         let group = self.groups.entry(key).or_insert_with(|| Group { first: at.1, ..Group::default() });
         group.count += 1;
         if record.kind == Kind::Measurement {
@@ -187,16 +155,34 @@ impl History {
     }
 
     /// Folds every record of the stream at `path`, as [`reader::records`](crate::reader::records) reads it:
-    /// each skipped line is reported on stderr, and a stream without one readable record is an error.
+    /// each skipped line is reported on stderr, and a stream without one readable record is an error. The
+    /// workers fold parts of the stream, merged here (see [`fold`](crate::fold)).
     pub fn read(&mut self, path: &Path) -> Result<()> {
-        each_record(
+        let (file, needs) = (self.files, self.needs);
+        self.files += 1;
+        let folded = fold_records(
             path,
-            |entry| History::arrival(entry.record),
-            |arrival| {
-                self.push(arrival);
-                Ok(())
-            },
-        )
+            || History::new(needs),
+            |part, entry| part.push_at(History::arrival(entry.record), (file << 40) | entry.line as u64),
+        )?;
+        crate::reader::warn(path, &folded.problems, folded.records)?;
+        for part in folded.parts {
+            self.merge(part);
+        }
+        Ok(())
+    }
+
+    /// Adds the groups of `other`, a history of other records with the same needs.
+    pub fn merge(&mut self, other: History) {
+        self.records += other.records;
+        for (key, theirs) in other.groups {
+            match self.groups.entry(key) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(theirs);
+                }
+                std::collections::hash_map::Entry::Occupied(mut mine) => mine.get_mut().merge(theirs, self.needs),
+            }
+        }
     }
 
     /// The history of `records`, as if read from a stream in this order.
@@ -210,7 +196,7 @@ impl History {
 
     /// Records folded.
     pub fn records(&self) -> u64 {
-        self.arrivals
+        self.records
     }
 
     /// The groups in first-seen order.
@@ -293,24 +279,32 @@ mod tests {
         verdict.kind = Kind::Verdict;
         assert_eq!(History::arrival(verdict).key.verdict.as_deref(), Some(""));
     }
-}
-
-#[cfg(test)]
-mod bucket_tests {
-    use super::*;
 
     #[test]
-    fn a_long_history_in_any_order_fits_its_buckets_and_keeps_every_extreme() {
-        let mut buckets = Buckets::default();
-        let days: Vec<u64> = (0..365).map(|d| (d * 7919) % 365).collect();
-        for (arrival, day) in days.iter().enumerate() {
-            let value = if *day == 200 { 1000.0 } else { *day as f64 };
-            buckets.push((day * 86_400_000, arrival as u64, value), 64);
+    fn histories_of_parts_merged_are_the_history_of_the_whole() {
+        let records: Vec<Record> = (0..60u64).map(|i| record((i * 37) % 60, (i % 3) as i64, i as f64)).collect();
+        let needs = Needs { newest: 2, trend: 4, buckets: 8 };
+        let whole = History::of(&records, needs);
+        let mut merged = History::new(needs);
+        for part in records.chunks(17) {
+            let mut history = History::new(needs);
+            for r in part {
+                history.next = records.iter().position(|x| x == r).unwrap() as u64;
+                history.push(History::arrival(r.clone()));
+            }
+            merged.merge(history);
         }
-        assert!(buckets.spans.len() <= 64 && buckets.spans.len() > 32, "{}", buckets.spans.len());
-        assert_eq!(buckets.spans.values().map(|s| s.count).sum::<u64>(), 365);
-        assert_eq!(buckets.spans.values().map(|s| s.max).fold(0.0, f64::max), 1000.0, "the spike survives");
-        let last = buckets.spans.values().last().unwrap();
-        assert_eq!(last.newest.2, 364.0, "the newest bucket ends with the newest value");
+        let shape = |h: &History| {
+            h.groups()
+                .iter()
+                .map(|(k, g)| {
+                    let newest: Vec<f64> = g.newest.iter().map(|(_, r)| r.metrics["t"].value).collect();
+                    let trend: Vec<f64> = g.trend["t"].iter().map(|p| p.2).collect();
+                    (k.series.1.clone(), g.first, g.count, newest, trend, g.buckets["t"].spans.len())
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&merged), shape(&whole));
+        assert_eq!(merged.records(), 60);
     }
 }

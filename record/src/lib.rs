@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod buckets;
 mod canon;
 mod closed;
 mod instructions;
@@ -20,6 +21,7 @@ mod summary;
 mod verdict;
 
 pub mod baseline;
+pub mod fold;
 pub mod history;
 pub mod merge;
 pub mod reader;

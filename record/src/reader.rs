@@ -78,8 +78,12 @@ pub fn warn(path: &Path, problems: &[String], records: usize) -> Result<()> {
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
     let mut stream = Stream { path: path.to_owned(), ..Stream::default() };
     let mut lines = Vec::new();
-    let fatal =
-        parse_block(&path.display().to_string(), Block { first_line: 1, offset: 0, bytes, last: true }, &mut lines);
+    let fatal = parse_block(
+        &path.display().to_string(),
+        Block { first_line: 1, offset: 0, bytes, last: true },
+        &|e| e,
+        &mut lines,
+    );
     for item in lines {
         match item {
             Scanned::Record(entry) => stream.records.push((entry.line, entry.record)),
@@ -104,19 +108,24 @@ pub(crate) struct Block<'a> {
     pub last: bool,
 }
 
-/// Parses the lines of `block` into `out`, in order; stops at, and returns, a line that ends the read (another
-/// schema version, not a benchhost record).
-pub(crate) fn parse_block(name: &str, block: Block<'_>, out: &mut Vec<Scanned<Entry>>) -> Option<anyhow::Error> {
+/// Parses the lines of `block` into `out`, in order, each record as `map` makes it; stops at, and returns, a
+/// line that ends the read (another schema version, not a benchhost record).
+pub(crate) fn parse_block<T>(
+    name: &str,
+    block: Block<'_>,
+    map: &impl Fn(Entry) -> T,
+    out: &mut Vec<Scanned<T>>,
+) -> Option<anyhow::Error> {
     let mut offset = block.offset;
     let mut rest = block.bytes;
     let mut line = block.first_line;
     while !rest.is_empty() {
-        let (raw, terminated) = match rest.iter().position(|&b| b == b'\n') {
+        let (raw, terminated) = match memchr::memchr(b'\n', rest) {
             Some(end) => (&rest[..end], true),
             None => (rest, false),
         };
         let torn = block.last && !terminated;
-        if let Err(fatal) = parse_line(name, line, offset, raw, torn, out) {
+        if let Err(fatal) = parse_line(name, line, offset, raw, torn, map, out) {
             return Some(fatal);
         }
         let step = raw.len() + usize::from(terminated);
@@ -130,20 +139,23 @@ pub(crate) fn parse_block(name: &str, block: Block<'_>, out: &mut Vec<Scanned<En
 /// The start of every record this build writes: where a complete record glued to a torn one begins.
 const RECORD_START: &[u8] = b"{\"schema\":";
 
-fn parse_line(
+fn parse_line<T>(
     name: &str,
     line: usize,
     offset: u64,
     raw: &[u8],
     torn: bool,
-    out: &mut Vec<Scanned<Entry>>,
+    map: &impl Fn(Entry) -> T,
+    out: &mut Vec<Scanned<T>>,
 ) -> Result<()> {
     if raw.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
-    let entry = |record| Scanned::Record(Entry { line, offset, len: raw.len(), record });
-    // The common case in one typed parse; everything else takes the path that names what is wrong.
-    if let Ok(record) = serde_json::from_slice::<Record>(raw)
+    let entry = |record| Scanned::Record(map(Entry { line, offset, len: raw.len(), record }));
+    // The common case in one typed parse (of text checked as UTF-8 once, not string by string); everything
+    // else takes the path that names what is wrong.
+    if let Ok(text) = std::str::from_utf8(raw)
+        && let Ok(record) = serde_json::from_str::<Record>(text)
         && record.schema == SCHEMA
     {
         out.push(entry(record));
@@ -155,7 +167,7 @@ fn parse_line(
             if let Some(start) = glued_record(raw) {
                 let mut recovered = Vec::new();
                 let tail = &raw[start..];
-                if parse_line(name, line, offset + start as u64, tail, torn, &mut recovered).is_ok()
+                if parse_line(name, line, offset + start as u64, tail, torn, map, &mut recovered).is_ok()
                     && matches!(recovered.as_slice(), [Scanned::Record(_)])
                 {
                     out.push(Scanned::Problem(format!(

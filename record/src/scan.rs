@@ -26,9 +26,9 @@ pub enum Scanned<T> {
 }
 
 /// Bytes read per block (a block is cut at its last newline).
-const BLOCK: usize = 4 << 20;
+pub(crate) const BLOCK: usize = 4 << 20;
 /// Blocks read but not yet folded, at most.
-const IN_FLIGHT: usize = 8;
+pub(crate) const IN_FLIGHT: usize = 8;
 
 /// Reads the stream at `path` once: `map` runs on worker threads for every readable record, and `fold` gets
 /// every mapped record and every skipped line, in line order. A line that ends the read (another schema
@@ -74,7 +74,7 @@ fn scan_with<T: Send>(
     let name = path.display().to_string();
     let file = File::open(path).with_context(|| format!("reading {name}"))?;
     let small = file.metadata().is_ok_and(|m| m.len() <= block as u64);
-    let mut blocks = Blocks { file, size: block, carry: Vec::new(), line: 1, offset: 0, done: false };
+    let mut blocks = Blocks::new(file, block);
     if threads <= 1 || small {
         while let Some(block) = blocks.next_block().with_context(|| format!("reading {name}"))? {
             let (items, fatal) = parse(&name, &block, &map);
@@ -161,29 +161,22 @@ fn read_ahead(mut blocks: Blocks, work: &SyncSender<(usize, Owned)>, tokens: &Re
 type Parsed<T> = (Vec<Scanned<T>>, Option<anyhow::Error>);
 
 fn parse<T>(name: &str, block: &Owned, map: &impl Fn(Entry) -> T) -> Parsed<T> {
-    let mut entries = Vec::new();
+    let mut items = Vec::new();
     let view = Block { first_line: block.first_line, offset: block.offset, bytes: &block.bytes, last: block.last };
-    let fatal = parse_block(name, view, &mut entries);
-    let items = entries
-        .into_iter()
-        .map(|item| match item {
-            Scanned::Record(entry) => Scanned::Record(map(entry)),
-            Scanned::Problem(problem) => Scanned::Problem(problem),
-        })
-        .collect();
+    let fatal = parse_block(name, view, map, &mut items);
     (items, fatal)
 }
 
 /// A block read from the file.
-struct Owned {
-    first_line: usize,
-    offset: u64,
-    bytes: Vec<u8>,
-    last: bool,
+pub(crate) struct Owned {
+    pub first_line: usize,
+    pub offset: u64,
+    pub bytes: Vec<u8>,
+    pub last: bool,
 }
 
 /// Cuts a file into blocks of whole lines.
-struct Blocks {
+pub(crate) struct Blocks {
     file: File,
     /// Bytes read at a time.
     size: usize,
@@ -195,22 +188,28 @@ struct Blocks {
 }
 
 impl Blocks {
-    fn next_block(&mut self) -> std::io::Result<Option<Owned>> {
+    /// Blocks of `file`, read `size` bytes at a time.
+    pub(crate) fn new(file: File, size: usize) -> Blocks {
+        Blocks { file, size, carry: Vec::new(), line: 1, offset: 0, done: false }
+    }
+
+    /// The next block, or `None` at the end of the file.
+    pub(crate) fn next_block(&mut self) -> std::io::Result<Option<Owned>> {
         if self.done {
             return Ok(None);
         }
         let mut bytes = std::mem::take(&mut self.carry);
         loop {
             let start = bytes.len();
-            bytes.resize(start + self.size, 0);
-            let read = read_full(&mut self.file, &mut bytes[start..])?;
-            bytes.truncate(start + read);
+            // Read into the vector's spare room: no zeroing of a block that is read over at once.
+            bytes.reserve(self.size);
+            let read = (&mut self.file).take(self.size as u64).read_to_end(&mut bytes)?;
             if read == 0 {
                 self.done = true;
                 break;
             }
             // A line longer than a block (a failure's log) grows the block until it ends.
-            if let Some(end) = bytes[start..].iter().rposition(|&b| b == b'\n') {
+            if let Some(end) = memchr::memrchr(b'\n', &bytes[start..]) {
                 self.carry = bytes.split_off(start + end + 1);
                 break;
             }
@@ -219,27 +218,14 @@ impl Blocks {
             return Ok(None);
         }
         let block = Owned { first_line: self.line, offset: self.offset, last: self.done, bytes };
-        self.line += block.bytes.iter().filter(|&&b| b == b'\n').count();
+        self.line += memchr::memchr_iter(b'\n', &block.bytes).count();
         self.offset += block.bytes.len() as u64;
         Ok(Some(block))
     }
 }
 
-fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
 /// Worker threads: `BENCHHOST_THREADS`, or the cores there are, at most 4.
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     let configured = std::env::var("BENCHHOST_THREADS").ok().and_then(|t| t.parse().ok());
     configured.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
 }
