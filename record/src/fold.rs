@@ -55,6 +55,7 @@ fn fold_with<A: Send>(
     let mut blocks = Blocks::new(file, block);
     let (parts, read) = std::thread::scope(|scope| {
         let (work_tx, work_rx) = sync_channel::<(usize, Owned)>(IN_FLIGHT);
+        let recycle = blocks.recycler();
         let reader = scope.spawn(move || -> std::io::Result<()> {
             for index in 0.. {
                 let Some(block) = blocks.next_block()? else { return Ok(()) };
@@ -68,6 +69,7 @@ fn fold_with<A: Send>(
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 let (work_rx, init, fold, name) = (Arc::clone(&work_rx), &init, &fold, &name);
+                let recycle = recycle.clone();
                 scope.spawn(move || {
                     let mut part = Part { acc: init(), problems: Vec::new(), records: 0, fatal: None };
                     let mut items = Vec::new();
@@ -81,6 +83,7 @@ fn fold_with<A: Send>(
                             last: owned.last,
                         };
                         let fatal = parse_block(name, view, &|entry| entry, &mut items);
+                        let _ = recycle.try_send(owned.bytes);
                         for (n, item) in items.drain(..).enumerate() {
                             match item {
                                 Scanned::Record(entry) => {
