@@ -10,15 +10,15 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::reader::{Block, Entry, parse_block};
+use crate::reader::{Block, Entry, RawLine, parse_line, raw_lines};
 use crate::scan::{BLOCK, Blocks, IN_FLIGHT, Owned, Scanned, threads};
 
 /// What a pass folded.
 pub struct Folded<A> {
     /// One part per worker.
     pub parts: Vec<A>,
-    /// Skipped lines, in line order.
-    pub problems: Vec<String>,
+    /// Skipped lines, in line order, with their line numbers.
+    pub problems: Vec<(usize, String)>,
     /// Records folded.
     pub records: usize,
 }
@@ -30,13 +30,24 @@ pub fn fold_records<A: Send>(
     init: impl Fn() -> A + Sync,
     fold: impl Fn(&mut A, Entry) + Sync,
 ) -> Result<Folded<A>> {
-    fold_with(path, threads(), BLOCK, init, fold)
+    fold_with(path, threads(), BLOCK, init, |_, _| false, fold)
+}
+
+/// As [`fold_records`], with a fast path: `fast` gets each line first and folds it if it can (true); the lines
+/// it leaves are parsed whole and given to `fold`, or reported as the reader reports them.
+pub(crate) fn fold_lines<A: Send>(
+    path: &Path,
+    init: impl Fn() -> A + Sync,
+    fast: impl Fn(&mut A, &RawLine<'_>) -> bool + Sync,
+    fold: impl Fn(&mut A, Entry) + Sync,
+) -> Result<Folded<A>> {
+    fold_with(path, threads(), BLOCK, init, fast, fold)
 }
 
 /// A worker's part, and what it met.
 struct Part<A> {
     acc: A,
-    problems: Vec<((usize, usize), String)>,
+    problems: Vec<(usize, String)>,
     records: usize,
     fatal: Option<(usize, anyhow::Error)>,
 }
@@ -46,6 +57,7 @@ fn fold_with<A: Send>(
     threads: usize,
     block: usize,
     init: impl Fn() -> A + Sync,
+    fast: impl Fn(&mut A, &RawLine<'_>) -> bool + Sync,
     fold: impl Fn(&mut A, Entry) + Sync,
 ) -> Result<Folded<A>> {
     let name = path.display().to_string();
@@ -68,7 +80,7 @@ fn fold_with<A: Send>(
         let work_rx = Arc::new(Mutex::new(work_rx));
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                let (work_rx, init, fold, name) = (Arc::clone(&work_rx), &init, &fold, &name);
+                let (work_rx, init, fast, fold, name) = (Arc::clone(&work_rx), &init, &fast, &fold, &name);
                 let recycle = recycle.clone();
                 scope.spawn(move || {
                     let mut part = Part { acc: init(), problems: Vec::new(), records: 0, fatal: None };
@@ -82,22 +94,28 @@ fn fold_with<A: Send>(
                             bytes: &owned.bytes,
                             last: owned.last,
                         };
-                        let fatal = parse_block(name, view, &|entry| entry, &mut items);
-                        let _ = recycle.try_send(owned.bytes);
-                        for (n, item) in items.drain(..).enumerate() {
-                            match item {
-                                Scanned::Record(entry) => {
-                                    part.records += 1;
-                                    fold(&mut part.acc, entry);
+                        for line in raw_lines(&view) {
+                            if fast(&mut part.acc, &line) {
+                                part.records += 1;
+                                continue;
+                            }
+                            if let Err(fatal) = parse_line(name, &line, &|entry| entry, &mut items) {
+                                if part.fatal.as_ref().is_none_or(|(first, _)| index < *first) {
+                                    part.fatal = Some((index, fatal));
                                 }
-                                Scanned::Problem(problem) => part.problems.push(((index, n), problem)),
+                                break;
+                            }
+                            for item in items.drain(..) {
+                                match item {
+                                    Scanned::Record(entry) => {
+                                        part.records += 1;
+                                        fold(&mut part.acc, entry);
+                                    }
+                                    Scanned::Problem(problem) => part.problems.push((line.line, problem)),
+                                }
                             }
                         }
-                        if let Some(fatal) = fatal
-                            && part.fatal.as_ref().is_none_or(|(first, _)| index < *first)
-                        {
-                            part.fatal = Some((index, fatal));
-                        }
+                        let _ = recycle.try_send(owned.bytes);
                     }
                 })
             })
@@ -112,14 +130,10 @@ fn fold_with<A: Send>(
     if let Some((_, worker)) = first_fatal {
         return Err(parts.swap_remove(worker).fatal.expect("found above").1);
     }
-    let mut problems: Vec<((usize, usize), String)> = parts.iter_mut().flat_map(|p| p.problems.drain(..)).collect();
-    problems.sort_by_key(|(at, _)| *at);
+    let mut problems: Vec<(usize, String)> = parts.iter_mut().flat_map(|p| p.problems.drain(..)).collect();
+    problems.sort_by_key(|(line, _)| *line);
     let records = parts.iter().map(|p| p.records).sum();
-    Ok(Folded {
-        parts: parts.into_iter().map(|p| p.acc).collect(),
-        problems: problems.into_iter().map(|(_, p)| p).collect(),
-        records,
-    })
+    Ok(Folded { parts: parts.into_iter().map(|p| p.acc).collect(), problems, records })
 }
 
 #[cfg(test)]
@@ -143,9 +157,14 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let expected = crate::reader::parse(Path::new("r.jsonl"), text.as_bytes()).unwrap();
         for (threads, block) in [(1, 1 << 20), (2, 700), (4, 300)] {
-            let folded = fold_with(&path, threads, block, Vec::new, |v: &mut Vec<(usize, i64)>, e| {
-                v.push((e.line, e.record.variant["a"].as_i64().unwrap()))
-            })
+            let folded = fold_with(
+                &path,
+                threads,
+                block,
+                Vec::new,
+                |_, _| false,
+                |v: &mut Vec<(usize, i64)>, e| v.push((e.line, e.record.variant["a"].as_i64().unwrap())),
+            )
             .unwrap();
             let mut all: Vec<(usize, i64)> = folded.parts.into_iter().flatten().collect();
             all.sort();
@@ -154,7 +173,7 @@ mod tests {
             assert_eq!(all, lines, "{threads} threads");
             assert_eq!(folded.records, 400);
             let problems: Vec<String> =
-                folded.problems.iter().map(|p| p.replace(&path.display().to_string(), "r.jsonl")).collect();
+                folded.problems.iter().map(|(_, p)| p.replace(&path.display().to_string(), "r.jsonl")).collect();
             assert_eq!(problems, expected.problems, "{threads} threads");
         }
     }
@@ -168,7 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
         std::fs::write(&path, &text).unwrap();
-        let err = fold_with(&path, 4, 500, || 0, |n: &mut usize, _| *n += 1).err().unwrap();
+        let err = fold_with(&path, 4, 500, || 0, |_, _| false, |n: &mut usize, _| *n += 1).err().unwrap();
         assert!(err.to_string().ends_with(":301: schema version 2 is not supported (this benchhost reads schema 1)"));
     }
 }

@@ -7,12 +7,11 @@
 //! arrive in any order (a merged stream is not sorted).
 
 use std::collections::HashMap;
-use std::path::Path;
-
-use anyhow::Result;
 
 pub use crate::buckets::{Buckets, Span};
-use crate::fold::fold_records;
+
+#[path = "history_read.rs"]
+mod read;
 use crate::{Kind, Record, SeriesKey};
 
 /// What a reader of the history needs kept per series.
@@ -65,6 +64,9 @@ pub struct Group {
     pub trend: HashMap<String, Vec<Point>>,
     /// Per metric, its whole history in at most [`Needs::buckets`] time buckets.
     pub buckets: HashMap<String, Buckets>,
+    /// While a stream is read: the newest lines of the series, as text with their line numbers, parsed whole
+    /// only once the stream is read (see [`History::read`]).
+    pending: Vec<((u64, u64), (usize, String))>,
 }
 
 impl Group {
@@ -78,6 +80,9 @@ impl Group {
         self.count += other.count;
         for item in other.newest {
             keep_newest(&mut self.newest, item, |(at, _)| *at, needs.newest.max(1));
+        }
+        for item in other.pending {
+            keep_newest(&mut self.pending, item, |(at, _)| *at, needs.newest.max(1));
         }
         for (name, points) in other.trend {
             let mine = self.trend.entry(name).or_default();
@@ -154,24 +159,6 @@ impl History {
         keep_newest(&mut group.newest, (at, record), |(at, _)| *at, self.needs.newest.max(1));
     }
 
-    /// Folds every record of the stream at `path`, as [`reader::records`](crate::reader::records) reads it:
-    /// each skipped line is reported on stderr, and a stream without one readable record is an error. The
-    /// workers fold parts of the stream, merged here (see [`fold`](crate::fold)).
-    pub fn read(&mut self, path: &Path) -> Result<()> {
-        let (file, needs) = (self.files, self.needs);
-        self.files += 1;
-        let folded = fold_records(
-            path,
-            || History::new(needs),
-            |part, entry| part.push_at(History::arrival(entry.record), (file << 40) | entry.line as u64),
-        )?;
-        crate::reader::warn(path, &folded.problems, folded.records)?;
-        for part in folded.parts {
-            self.merge(part);
-        }
-        Ok(())
-    }
-
     /// Adds the groups of `other`, a history of other records with the same needs.
     pub fn merge(&mut self, other: History) {
         self.records += other.records;
@@ -231,12 +218,9 @@ fn keep_newest<T>(items: &mut Vec<T>, item: T, at: impl Fn(&T) -> (u64, u64), ke
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MetricValue, RunInfo};
 
     fn record(ts: u64, rows: i64, value: f64) -> Record {
-        let m = MetricValue { value, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
-        let variant = [("rows".to_string(), rows.into())].into();
-        Record::measurement_for_tests("wal", RunInfo::for_tests(ts, Some("r")), variant, [("t".into(), m)].into())
+        Record::point_for_tests(ts, rows, value)
     }
 
     #[test]

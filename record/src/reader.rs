@@ -108,6 +108,36 @@ pub(crate) struct Block<'a> {
     pub last: bool,
 }
 
+/// One line of a block: its number, where its text starts, its text (without the newline), and whether it is
+/// the torn last line of the file.
+#[derive(Clone, Copy)]
+pub(crate) struct RawLine<'a> {
+    pub line: usize,
+    pub offset: u64,
+    pub raw: &'a [u8],
+    pub torn: bool,
+}
+
+/// The lines of `block`, in order.
+pub(crate) fn raw_lines<'a>(block: &Block<'a>) -> impl Iterator<Item = RawLine<'a>> + use<'a> {
+    let (mut offset, mut rest, mut line, last) = (block.offset, block.bytes, block.first_line, block.last);
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (raw, terminated) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], true),
+            None => (rest, false),
+        };
+        let item = RawLine { line, offset, raw, torn: last && !terminated };
+        let step = raw.len() + usize::from(terminated);
+        rest = &rest[step..];
+        offset += step as u64;
+        line += 1;
+        Some(item)
+    })
+}
+
 /// Parses the lines of `block` into `out`, in order, each record as `map` makes it; stops at, and returns, a
 /// line that ends the read (another schema version, not a benchhost record).
 pub(crate) fn parse_block<T>(
@@ -116,22 +146,10 @@ pub(crate) fn parse_block<T>(
     map: &impl Fn(Entry) -> T,
     out: &mut Vec<Scanned<T>>,
 ) -> Option<anyhow::Error> {
-    let mut offset = block.offset;
-    let mut rest = block.bytes;
-    let mut line = block.first_line;
-    while !rest.is_empty() {
-        let (raw, terminated) = match memchr::memchr(b'\n', rest) {
-            Some(end) => (&rest[..end], true),
-            None => (rest, false),
-        };
-        let torn = block.last && !terminated;
-        if let Err(fatal) = parse_line(name, line, offset, raw, torn, map, out) {
+    for line in raw_lines(&block) {
+        if let Err(fatal) = parse_line(name, &line, map, out) {
             return Some(fatal);
         }
-        let step = raw.len() + usize::from(terminated);
-        rest = &rest[step..];
-        offset += step as u64;
-        line += 1;
     }
     None
 }
@@ -139,15 +157,15 @@ pub(crate) fn parse_block<T>(
 /// The start of every record this build writes: where a complete record glued to a torn one begins.
 const RECORD_START: &[u8] = b"{\"schema\":";
 
-fn parse_line<T>(
+/// Parses one line into `out`: a record (as `map` makes it), or the problem that skips it, or the error that
+/// ends the read.
+pub(crate) fn parse_line<T>(
     name: &str,
-    line: usize,
-    offset: u64,
-    raw: &[u8],
-    torn: bool,
+    at: &RawLine<'_>,
     map: &impl Fn(Entry) -> T,
     out: &mut Vec<Scanned<T>>,
 ) -> Result<()> {
+    let RawLine { line, offset, raw, torn } = *at;
     if raw.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
@@ -167,7 +185,8 @@ fn parse_line<T>(
             if let Some(start) = glued_record(raw) {
                 let mut recovered = Vec::new();
                 let tail = &raw[start..];
-                if parse_line(name, line, offset + start as u64, tail, torn, map, &mut recovered).is_ok()
+                let rest = RawLine { line, offset: offset + start as u64, raw: tail, torn };
+                if parse_line(name, &rest, map, &mut recovered).is_ok()
                     && matches!(recovered.as_slice(), [Scanned::Record(_)])
                 {
                     out.push(Scanned::Problem(format!(

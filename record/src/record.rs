@@ -355,4 +355,12 @@ impl Record {
     ) -> Record {
         Record { metrics, ..Record::new(bench, Kind::Measurement, run, variant) }
     }
+
+    /// A `wal` measurement for tests of histories: run at `ts_ms`, variant `rows`, metric `t` (ns) = `value`.
+    #[doc(hidden)]
+    pub fn point_for_tests(ts_ms: u64, rows: i64, value: f64) -> Record {
+        let m = MetricValue { value, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
+        let variant = [("rows".to_string(), rows.into())].into();
+        Record::measurement_for_tests("wal", RunInfo::for_tests(ts_ms, Some("r")), variant, [("t".into(), m)].into())
+    }
 }

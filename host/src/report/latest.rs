@@ -60,12 +60,9 @@ fn trend(points: &[Point]) -> String {
 mod tests {
     use super::*;
     use benchhost_record::history::Needs;
-    use benchhost_record::{MetricValue, RunInfo};
 
     fn record(ts: u64, rows: i64, value: f64) -> Record {
-        let m = MetricValue { value, unit: "ns".into(), higher_is_better: false, ci95: None, n: None };
-        let variant = [("rows".to_string(), rows.into())].into();
-        Record::measurement_for_tests("wal", RunInfo::for_tests(ts, Some("r")), variant, [("t".into(), m)].into())
+        Record::point_for_tests(ts, rows, value)
     }
 
     #[test]
