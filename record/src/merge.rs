@@ -68,11 +68,15 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
     let mut merged = Merged::default();
     for (source, path) in sources.iter().enumerate() {
         let in_out = source < out_len;
-        let offer = |entry: crate::reader::Entry| Offered {
-            identity: canon::hash(&identity(&entry.record)),
-            text: canon::hash(&entry.record),
-            place: Place::from(&entry),
-            line: (!in_out).then(|| entry.record.to_line()),
+        let offer = |entry: crate::reader::Entry| {
+            // A record new to OUT is written as this line, so its text is hashed from it, not written twice.
+            let line = (!in_out).then(|| entry.record.to_line());
+            Offered {
+                identity: canon::hash(&identity(&entry.record)),
+                text: line.as_ref().map_or_else(|| canon::hash(&entry.record), |l| canon::hash_text(l.as_bytes())),
+                place: Place::from(&entry),
+                line,
+            }
         };
         scan(path, offer, |item| {
             let offered = match item {

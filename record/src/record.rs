@@ -363,4 +363,18 @@ impl Record {
         let variant = [("rows".to_string(), rows.into())].into();
         Record::measurement_for_tests("wal", RunInfo::for_tests(ts_ms, Some("r")), variant, [("t".into(), m)].into())
     }
+
+    /// `records` run again on each of `nights` nights, a day apart, each night a run id of its own
+    /// (`night-N`) and every metric `drift` slower per night (0.01: 1% a night): a history for tests.
+    #[doc(hidden)]
+    pub fn nights_for_tests(records: &[Record], nights: u64, drift: f64) -> Vec<Record> {
+        let night = |night: u64, record: &Record| {
+            let mut record = record.clone();
+            record.run.ts_ms += night * 86_400_000;
+            record.run.id = Some(format!("night-{night}"));
+            record.metrics.values_mut().for_each(|metric| metric.value *= 1.0 + night as f64 * drift);
+            record
+        };
+        (0..nights).flat_map(|n| records.iter().map(move |record| night(n, record))).collect()
+    }
 }

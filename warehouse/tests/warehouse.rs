@@ -76,16 +76,8 @@ fn a_query_needs_exactly_one_source() {
 fn nights(dir: &Path, nights: u64) -> PathBuf {
     let path = dir.join("nights.jsonl");
     let records = benchhost_record::reader::records(&results("wal.jsonl")).unwrap();
-    let mut text = String::new();
-    for night in 0..nights {
-        for record in &records {
-            let mut record = record.clone();
-            record.run.ts_ms += night * 86_400_000;
-            record.run.id = Some(format!("night-{night}"));
-            text.push_str(&(record.to_line() + "\n"));
-        }
-    }
-    std::fs::write(&path, text).unwrap();
+    let history = benchhost_record::Record::nights_for_tests(&records, nights, 0.0);
+    std::fs::write(&path, history.iter().map(|r| r.to_line() + "\n").collect::<String>()).unwrap();
     path
 }
 

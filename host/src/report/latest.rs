@@ -61,17 +61,13 @@ mod tests {
     use super::*;
     use benchhost_record::history::Needs;
 
-    fn record(ts: u64, rows: i64, value: f64) -> Record {
-        Record::point_for_tests(ts, rows, value)
-    }
-
     #[test]
     fn a_series_with_history_shows_its_newest_record_count_and_trend() {
         let mut history = History::new(Needs { trend: 8, ..Needs::newest(1) });
         for (ts, value) in [(1, 100.0), (2, 110.0), (3, 105.0), (4, 120.0)] {
-            history.push(History::arrival(record(ts, 10, value)));
+            history.push(History::arrival(Record::point_for_tests(ts, 10, value)));
         }
-        history.push(History::arrival(record(5, 20, 7.0)));
+        history.push(History::arrival(Record::point_for_tests(5, 20, 7.0)));
         let table = latest_table(&history);
         assert!(table.contains("records") && table.contains("trend"), "{table}");
         assert!(table.contains("t 120.0 ns"), "the newest value: {table}");
@@ -82,7 +78,7 @@ mod tests {
     #[test]
     fn one_record_per_series_is_the_table_of_every_record() {
         let mut history = History::new(Needs { trend: 8, ..Needs::newest(1) });
-        let records = [record(1, 10, 1.0), record(2, 20, 2.0)];
+        let records = [Record::point_for_tests(1, 10, 1.0), Record::point_for_tests(2, 20, 2.0)];
         for r in &records {
             history.push(History::arrival(r.clone()));
         }

@@ -7,21 +7,7 @@ use benchhost_record::Record;
 /// `results/wal.jsonl`'s records (6 series) over `nights` nights, one day apart, each night a run of its own.
 fn nights(nights: u64) -> Vec<Record> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/wal.jsonl");
-    let records = benchhost_record::reader::records(&path).unwrap();
-    let mut out = Vec::new();
-    for night in 0..nights {
-        for record in &records {
-            let mut record = record.clone();
-            record.run.ts_ms += night * 86_400_000;
-            record.run.id = Some(format!("night-{night}"));
-            let factor = 1.0 + night as f64 / 100.0;
-            for metric in record.metrics.values_mut() {
-                metric.value *= factor;
-            }
-            out.push(record);
-        }
-    }
-    out
+    Record::nights_for_tests(&benchhost_record::reader::records(&path).unwrap(), nights, 0.01)
 }
 
 fn text(records: &[Record]) -> String {
