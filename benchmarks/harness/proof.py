@@ -95,6 +95,14 @@ def tally(verdicts):
     return {d: decisions.count(d) for d in DECISIONS if decisions.count(d)}
 
 
+def tally_processes(verdicts):
+    counts = {}
+    for v in verdicts:
+        n = (v["verdict"].get("method") or {}).get("processes")
+        counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
 def summary(aa, ab, walls):
     half = lambda v: (v["verdict"]["ci95"][1] - v["verdict"]["ci95"][0]) / 2 if v["verdict"].get("ci95") else None
     return {
@@ -103,7 +111,10 @@ def summary(aa, ab, walls):
         "ab_ratio": med([v["verdict"]["ratio"] for v in ab if v["verdict"].get("ratio")]),
         "aa_ci_half_width": med([h for h in map(half, aa) if h is not None]),
         "wall_per_comparison": med(walls),
+        "wall_max": max(walls) if walls else None,
         "method": (aa or ab or [{"verdict": {}}])[0]["verdict"].get("method"),
+        # How many verdicts rest on how many processes (a duel adds some while its interval is too wide).
+        "processes": {str(n): c for n, c in sorted(tally_processes(aa + ab).items())},
         # Every verdict's ratio and CI95, to see what an undecided or wrong answer looked like.
         "aa_verdicts": [[v["verdict"].get("ratio"), v["verdict"].get("ci95")] for v in aa],
         "ab_verdicts": [[v["verdict"].get("ratio"), v["verdict"].get("ci95")] for v in ab],
@@ -275,7 +286,9 @@ def table(results):
             if not r:
                 continue
             if r.get("method"):
-                label += f" ({r['method']['mode']}, {r['method']['processes']} processes)"
+                used = sorted(int(n) for n in r.get("processes", {})) or [r["method"]["processes"]]
+                span = f"{used[0]}" if used[0] == used[-1] else f"{used[0]}-{used[-1]}"
+                label += f" ({r['method']['mode']}, {span} processes)"
             aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
             alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
             ratio = f"+{100 * (r['ab_ratio'] - 1):.1f}%" if r.get("ab_ratio") else "–"

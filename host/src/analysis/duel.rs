@@ -91,7 +91,9 @@ pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
 
 /// The decision rule of duel verdicts (see [`decide`]).
 pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
-    +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive";
+    +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
+    Alternating duels without --rounds: 20 processes, and up to 8 more, in fours, while the CI95 is wider than \
+    +-threshold/2 and reaches into the +-threshold band";
 
 /// Decides from the estimate, its CI95 and its CI90 (ratios): a change is a change when it is significant and
 /// its estimate is beyond the threshold; no change when equivalence within the threshold is shown. Tango's
@@ -111,6 +113,24 @@ pub fn decide(ratio: f64, ci95: [f64; 2], ci90: [f64; 2], higher_is_better: bool
     } else {
         Decision::Inconclusive
     }
+}
+
+/// Whether the processes so far leave some metric's answer to chance: its CI95 is wider than ±threshold/2 and
+/// reaches into the ±threshold band. Such a duel gets more processes (`run::duels::EXTRA_PROCESSES`). The
+/// stop looks at the interval's width and at whether it has cleared the band, never at which side of the
+/// threshold the estimate lies, so an A/A duel is not run until it happens to look like a change: the 64 KiB
+/// copy's processes spread by 2-3% (its buffers land on other pages in each), which 20 processes leave at a
+/// CI95 of ±1.7% (median) and left 11 of 100 identical duels undecided.
+pub fn needs_more(estimates: &[Estimate], threshold: &dyn Fn(&str) -> f64) -> bool {
+    let names: std::collections::BTreeSet<&String> = estimates.iter().flat_map(|e| e.log_ratios.keys()).collect();
+    names.into_iter().any(|name| {
+        let logs: Vec<f64> = estimates.iter().filter_map(|e| e.log_ratios.get(name).copied()).collect();
+        let Some((_, [lo, hi], _)) = intervals(&logs) else { return false };
+        let band = (1.0 + threshold(name)).ln();
+        let wide = (hi / lo).ln() / 2.0 > band / 2.0;
+        let cleared = lo.ln() > band || hi.ln() < -band;
+        wide && !cleared
+    })
 }
 
 /// One comparison's inputs.

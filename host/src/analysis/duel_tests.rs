@@ -137,3 +137,28 @@ fn processes_combine_by_their_trimmed_mean_with_yuens_interval() {
     assert!((ratio.ln() - 0.05).abs() < 1e-4 && ci95[1].ln() < 0.051, "{ratio} {ci95:?}");
     assert_eq!(intervals(&[0.1]), None);
 }
+
+/// Twenty processes whose time log ratios are `center` plus a spread of ±`spread` (in alternating signs).
+fn spread_processes(center: f64, spread: f64) -> Vec<Estimate> {
+    (0..20)
+        .map(|i| {
+            let log = center + if i % 2 == 0 { spread } else { -spread } * (1.0 + (i % 5) as f64) / 3.0;
+            Estimate { log_ratios: BTreeMap::from([("time".to_string(), log)]), pairs: 15 }
+        })
+        .collect()
+}
+
+#[test]
+fn a_duel_gets_more_processes_only_while_its_interval_is_wide_and_undecided() {
+    let three = |_: &str| 0.03;
+    // Identical arms, tightly measured: decided.
+    assert!(!needs_more(&spread_processes(0.0, 0.005), &three));
+    // Identical arms, processes 2-5% apart: the CI95 is wider than ±1.5% and straddles the band.
+    assert!(needs_more(&spread_processes(0.0, 0.04), &three));
+    // Just as wide, but a +20% change whose whole interval is beyond +3%: more processes cannot change it.
+    assert!(!needs_more(&spread_processes(0.2, 0.04), &three));
+    // A looser threshold for the metric makes the same spread narrow enough.
+    assert!(!needs_more(&spread_processes(0.0, 0.04), &|_: &str| 0.2));
+    // Fewer than two processes give no interval: nothing to judge the width of.
+    assert!(!needs_more(&spread_processes(0.0, 0.04)[..1], &three));
+}

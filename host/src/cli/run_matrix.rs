@@ -74,7 +74,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         rounds,
         instructions: valgrind.map(|v| Counting::new(v, &previous.counted)),
     };
-    let mixed = duels::run_all(&cells, &duels, args.rounds, &mut ctx, &mut sink)?;
+    let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
+    let mixed = duels::run_all(&cells, &duels, args.rounds, &threshold, &mut ctx, &mut sink)?;
     let ran = &mixed.ran;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = ran
@@ -91,7 +92,6 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
-    let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
     if !args.no_previous {
         show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?;
     }

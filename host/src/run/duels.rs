@@ -6,8 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
+use indicatif::ProgressBar;
 
-use crate::analysis::duel::Estimate;
+use crate::analysis::compare::Threshold;
+use crate::analysis::duel::{self, Estimate};
 use crate::analysis::rounds;
 use crate::plan::matrix::Cell;
 use crate::run::duel_process;
@@ -129,55 +131,50 @@ pub struct Dueled {
     pub estimates: Vec<Vec<Estimate>>,
 }
 
+/// Processes an alternating duel adds, at most, when the planned ones leave its answer to chance
+/// ([`duel::needs_more`]), in steps of [`EXTRA_STEP`]; none when `--rounds` fixes the processes. On the
+/// harness rig's 64 KiB copy a process costs ~0.42 s, so 8 more keep a comparison within ~12 s.
+pub const EXTRA_PROCESSES: u32 = 8;
+
+/// Processes added to each such duel at a time (an even number: each arm goes first as often).
+pub const EXTRA_STEP: u32 = 4;
+
 /// Runs every duel in its mode's processes (`asked`, else the mode's default), round by round, the duels' order
-/// reversed every other round and the arm that goes first (or the cores) swapped between processes; then writes
-/// each dueling cell's record, its processes combined as rounds are. A duel with a failed arm is not run again.
+/// reversed every other round and the arm that goes first (or the cores) swapped between processes; adds
+/// processes to the alternating duels whose interval is still too wide for `threshold` (unless `asked`); then
+/// writes each dueling cell's record, its processes combined as rounds are. A duel with a failed arm is not
+/// run again.
 pub fn run(
     cells: &[Cell],
     duels: &[Duel],
     asked: Option<u32>,
+    threshold: Threshold<'_>,
     ctx: &mut RunContext<'_>,
     sink: &mut Sink,
 ) -> Result<Dueled> {
     let wanted = |d: &Duel| d.mode.processes(asked).max(1) as usize;
     let rounds = duels.iter().map(wanted).max().unwrap_or(0);
-    let progress = progress_bar(duels.iter().map(wanted).sum());
-    let mut per_cell: Vec<Vec<Record>> = vec![Vec::new(); cells.len()];
-    let mut per_duel: Vec<Vec<Estimate>> = vec![Vec::new(); duels.len()];
+    let mut duelist = Duelist {
+        cells,
+        duels,
+        per_cell: vec![Vec::new(); cells.len()],
+        per_duel: vec![Vec::new(); duels.len()],
+        progress: progress_bar(duels.iter().map(wanted).sum()),
+    };
     for round in 0..rounds {
         for d in round_order(duels.len(), round) {
-            let [a, b] = duels[d].arms;
-            let processes = wanted(&duels[d]);
-            if round >= processes {
-                continue;
+            let planned = wanted(&duels[d]);
+            if round < planned {
+                duelist.process(d, round, planned, planned, ctx, sink)?;
             }
-            let failed = |records: &Vec<Record>| records.last().is_some_and(|r| r.kind == Kind::Failure);
-            if !failed(&per_cell[a]) && !failed(&per_cell[b]) {
-                let label = format!("{} vs {} (process {}/{processes})", cells[b].label(), cells[a].label(), round + 1);
-                if let Some(signal) = crate::proc::interrupt::received() {
-                    let during = format!("the run, before {label}");
-                    return Err(interrupted(signal, during, sink));
-                }
-                progress.set_message(label.clone());
-                let shape = Shape::of(&cells[a].plan, processes as u32);
-                let arms = [&cells[a], &cells[b]];
-                let (records, estimate) = match duels[d].mode {
-                    Mode::Alternate => duel_process::alternate(arms, shape, ctx, round, &label, &progress),
-                    Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
-                };
-                if let Some(signal) = crate::proc::interrupt::received() {
-                    return Err(interrupted(signal, label, sink));
-                }
-                for (i, record) in [a, b].into_iter().zip(records) {
-                    crate::run::output::note(&cell_note(&record, &label));
-                    per_cell[i].push(record);
-                }
-                per_duel[d].extend(estimate);
-            }
-            progress.inc(1);
+            duelist.progress.inc(1);
         }
     }
-    progress.finish_and_clear();
+    if asked.is_none() {
+        duelist.extend(threshold, ctx, sink)?;
+    }
+    duelist.progress.finish_and_clear();
+    let Duelist { per_cell, per_duel, .. } = duelist;
     let dueling: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
     let mut records = vec![None; cells.len()];
     for &i in &dueling {
@@ -195,6 +192,82 @@ pub fn run(
     Ok(Dueled { records, rounds: per_cell, estimates: per_duel })
 }
 
+/// The duels of a run while they are measured: what each cell and each duel has so far.
+struct Duelist<'a> {
+    cells: &'a [Cell],
+    duels: &'a [Duel],
+    per_cell: Vec<Vec<Record>>,
+    per_duel: Vec<Vec<Estimate>>,
+    progress: ProgressBar,
+}
+
+impl Duelist<'_> {
+    /// One more process of duel `d` (its `round`, of `of` so far), shaped as one of its `planned` processes;
+    /// nothing when one of its arms has failed.
+    fn process(
+        &mut self,
+        d: usize,
+        round: usize,
+        planned: usize,
+        of: usize,
+        ctx: &mut RunContext<'_>,
+        sink: &Sink,
+    ) -> Result<()> {
+        let (cells, [a, b]) = (self.cells, self.duels[d].arms);
+        let failed = |records: &Vec<Record>| records.last().is_some_and(|r| r.kind == Kind::Failure);
+        if failed(&self.per_cell[a]) || failed(&self.per_cell[b]) {
+            return Ok(());
+        }
+        let label = format!("{} vs {} (process {}/{of})", cells[b].label(), cells[a].label(), round + 1);
+        if let Some(signal) = crate::proc::interrupt::received() {
+            return Err(interrupted(signal, format!("the run, before {label}"), sink));
+        }
+        self.progress.set_message(label.clone());
+        let shape = Shape::of(&cells[a].plan, planned as u32);
+        let arms = [&cells[a], &cells[b]];
+        let (records, estimate) = match self.duels[d].mode {
+            Mode::Alternate => duel_process::alternate(arms, shape, ctx, round, &label, &self.progress),
+            Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
+        };
+        if let Some(signal) = crate::proc::interrupt::received() {
+            return Err(interrupted(signal, label, sink));
+        }
+        for (i, record) in [a, b].into_iter().zip(records) {
+            crate::run::output::note(&cell_note(&record, &label));
+            self.per_cell[i].push(record);
+        }
+        self.per_duel[d].extend(estimate);
+        Ok(())
+    }
+
+    /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel whose
+    /// processes so far leave its answer to chance (each metric judged at its own threshold).
+    fn extend(&mut self, threshold: Threshold<'_>, ctx: &mut RunContext<'_>, sink: &Sink) -> Result<()> {
+        let planned = Mode::Alternate.processes(None) as usize;
+        for extra in (0..EXTRA_PROCESSES as usize).step_by(EXTRA_STEP as usize) {
+            let more: Vec<usize> = (0..self.duels.len())
+                .filter(|&d| self.duels[d].mode == Mode::Alternate)
+                .filter(|&d| {
+                    let Some(arm) = self.per_cell[self.duels[d].arms[1]].last() else { return false };
+                    duel::needs_more(&self.per_duel[d], &|metric: &str| threshold(arm, metric))
+                })
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            self.progress.inc_length((more.len() * EXTRA_STEP as usize) as u64);
+            let of = planned + extra + EXTRA_STEP as usize;
+            for round in planned + extra..of {
+                for i in round_order(more.len(), round) {
+                    self.process(more[i], round, planned, of, ctx, sink)?;
+                    self.progress.inc(1);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A run whose iterations-style arms duel and whose other cells run in rounds: the duels first, then the
 /// rest (`runner::run`). The whole run's [`Ran`], in cell order; the rounds part alone (the paired verdicts
 /// of rounds are taken over it); and the duels' samples.
@@ -202,13 +275,14 @@ pub fn run_all(
     cells: &[Cell],
     duels: &[Duel],
     asked: Option<u32>,
+    threshold: Threshold<'_>,
     ctx: &mut RunContext<'_>,
     sink: &mut Sink,
 ) -> Result<Mixed> {
     let in_duel: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
     let rest: Vec<Cell> =
         cells.iter().enumerate().filter(|(i, _)| !in_duel.contains(i)).map(|(_, c)| c.clone()).collect();
-    let dueled = run(cells, duels, asked, ctx, sink)?;
+    let dueled = run(cells, duels, asked, threshold, ctx, sink)?;
     let in_rounds = runner::run(&rest, ctx, sink)?;
     let mut from_rounds = in_rounds.records.iter().zip(&in_rounds.rounds);
     let (mut records, mut rounds) = (Vec::new(), Vec::new());

@@ -91,3 +91,24 @@ fn another_build_duels_each_cell_in_one_process_and_the_verdict_is_on_this_build
     assert!(method.libraries.is_empty(), "the same library file on both sides");
     assert_ne!(verdict.decision, Decision::Undefined);
 }
+
+#[test]
+fn a_duel_whose_processes_disagree_gets_more_of_them_and_a_clear_one_does_not() {
+    // A clear change is decided in the planned 20 processes.
+    checked_verdict(&two_arms(&["--interleave"]), "alternate", 20);
+    // Identical arms (`after` changes nothing in a healthy rig) whose speed each process draws anew, up to 15%
+    // off: 20 processes leave the CI95 wider than ±1.5% and across the ±3% band, so the duel adds four
+    // processes at a time, up to 28.
+    let sandbox = Sandbox::new();
+    let arms = "params = { sleep_us = 1000, jitter_pct = 15 }\nmatrix = { after = [0, 1] }";
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\n{arms}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
+    assert_eq!(verdict.method.unwrap().processes, 28, "{:?}", records.last().unwrap().note);
+    for r in &records[..2] {
+        assert_eq!(r.metrics["iter_time"].n, Some(28), "each arm's record counts the added processes");
+    }
+}
