@@ -127,7 +127,8 @@ pub fn needs_more(estimates: &[Estimate], threshold: &dyn Fn(&str) -> f64) -> bo
         let logs: Vec<f64> = estimates.iter().filter_map(|e| e.log_ratios.get(name).copied()).collect();
         let Some((_, [lo, hi], _)) = intervals(&logs) else { return false };
         let band = (1.0 + threshold(name)).ln();
-        let wide = (hi / lo).ln() / 2.0 > band / 2.0;
+        // Half-width beyond half the band: the whole width beyond the band.
+        let wide = (hi / lo).ln() > band;
         let cleared = lo.ln() > band || hi.ln() < -band;
         wide && !cleared
     })
