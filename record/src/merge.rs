@@ -72,7 +72,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
             // A record new to OUT is written as this line, so its text is hashed from it, not written twice.
             let line = (!in_out).then(|| entry.record.to_line());
             Offered {
-                identity: canon::hash(&identity(&entry.record)),
+                identity: identity_hash(&entry.record),
                 text: line.as_ref().map_or_else(|| canon::hash(&entry.record), |l| canon::hash_text(l.as_bytes())),
                 place: Place::from(&entry),
                 line,
@@ -107,6 +107,12 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
     }
     batch.finish()?;
     Ok(merged)
+}
+
+/// The 128-bit hash of a record's identity (see [`identity`]): the key `merge` keeps one record per, and the
+/// warehouse's publish too, so that publishing a file twice adds nothing.
+pub fn identity_hash(record: &crate::Record) -> u128 {
+    canon::hash(&identity(record))
 }
 
 /// A record's identity: run id, rig, kind, variant and metric names.

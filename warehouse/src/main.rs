@@ -2,16 +2,37 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use benchhost_warehouse::{export, publish, store::Warehouse, tables::Tables};
-use clap::{Parser, Subcommand};
+use benchhost_warehouse::location::Location;
+use benchhost_warehouse::{export, gc, publish, store::Warehouse, tables::Tables};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "benchhost-warehouse", version, about = "benchhost's results warehouse on Iceberg, queried with SQL")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where the warehouse is.
+#[derive(Args)]
+struct At {
+    /// The warehouse: a directory (catalog.sqlite and data/, created on first use) for one machine, or a
+    /// PostgreSQL catalog, postgres://USER@HOST[:PORT]/DB (password from PGPASSWORD or ~/.pgpass), for a fleet.
+    #[arg(long, value_name = "DIR|URI")]
+    warehouse: String,
+    /// Where a PostgreSQL catalog's data files go: s3://BUCKET/PREFIX (keys from AWS_ACCESS_KEY_ID and
+    /// AWS_SECRET_ACCESS_KEY, with AWS_REGION and AWS_ENDPOINT_URL).
+    #[arg(long, value_name = "s3://BUCKET/PREFIX")]
+    storage: Option<String>,
+}
+
+impl At {
+    async fn open(&self) -> Result<Warehouse> {
+        Warehouse::open(&Location::parse(&self.warehouse, self.storage.as_deref())?).await
+    }
 }
 
 #[derive(Subcommand)]
@@ -21,9 +42,8 @@ enum Command {
         /// Results files (JSON lines, schema 1).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// The warehouse directory (catalog.sqlite and data/; created on first use).
-        #[arg(long, value_name = "DIR")]
-        warehouse: PathBuf,
+        #[command(flatten)]
+        at: At,
     },
     /// Run DataFusion SQL over tables `records` and `metrics`, from results files or the warehouse.
     Query {
@@ -32,15 +52,17 @@ enum Command {
         /// Results files to query (the statement may follow them: `--from FILE... "SQL"`).
         #[arg(long = "from", value_name = "FILE", num_args = 1..)]
         from: Vec<PathBuf>,
-        /// The warehouse to query.
-        #[arg(long, value_name = "DIR")]
-        warehouse: Option<PathBuf>,
+        /// The warehouse to query (a directory or a catalog URI, see publish).
+        #[arg(long, value_name = "DIR|URI")]
+        warehouse: Option<String>,
+        /// A PostgreSQL catalog's data location (see publish).
+        #[arg(long, value_name = "s3://BUCKET/PREFIX")]
+        storage: Option<String>,
     },
     /// Write the warehouse's records as a results stream.
     Export {
-        /// The warehouse directory.
-        #[arg(long, value_name = "DIR")]
-        warehouse: PathBuf,
+        #[command(flatten)]
+        at: At,
         /// The stream to append to.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
@@ -49,6 +71,28 @@ enum Command {
         #[arg(long, value_name = "K")]
         newest: Option<usize>,
     },
+    /// Remove the data files no snapshot references (left by publishers killed before their commit landed).
+    Gc {
+        #[command(flatten)]
+        at: At,
+        /// Keep orphans younger than this (a publisher may still be writing them): 90s, 30m, 1h.
+        #[arg(long, value_name = "AGE", default_value = "1h", value_parser = age)]
+        older_than: Duration,
+    },
+}
+
+/// `90s`, `30m`, `1h`, `2d`, or seconds.
+fn age(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let number: u64 = number.parse().map_err(|_| format!("`{text}` is not an age like 90s, 30m, 1h or 2d"))?;
+    let seconds = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("`{text}`: the unit is s, m, h or d")),
+    };
+    Ok(Duration::from_secs(number * seconds))
 }
 
 /// The SQL of `query`: the positional statement, or, when options came first (`--from FILE "SQL"`, as most
@@ -66,28 +110,40 @@ fn statement(sql: Option<String>, from: &mut Vec<PathBuf>) -> Result<String> {
 
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Publish { files, warehouse } => {
-            let store = Warehouse::open(&warehouse).await?;
-            let published = publish::publish(&store, &files).await?;
-            println!(
-                "published {} records to {} in {} files (committed on attempt {})",
-                published.records,
-                warehouse.display(),
-                published.files,
-                published.attempts
-            );
+        Command::Publish { files, at } => {
+            let store = at.open().await?;
+            let p = publish::publish(&store, &files).await?;
+            let to = store.location().describe();
+            print!("published {} records to {to} in {} files (commit attempts: {})", p.records, p.files, p.attempts);
+            println!("; {} were in it already, {} repeated within the files", p.held, p.duplicates);
         }
-        Command::Query { sql, mut from, warehouse } => {
+        Command::Query { sql, mut from, warehouse, storage } => {
             let sql = statement(sql, &mut from)?;
             let tables = match (from.is_empty(), warehouse) {
                 (false, None) => Tables::from_files(&from)?,
-                (true, Some(dir)) => Tables::from_warehouse(&Warehouse::open(&dir).await?.table().await?).await?,
-                _ => bail!("give either --from FILE... or --warehouse DIR"),
+                (true, Some(warehouse)) => {
+                    Tables::from_warehouse(&At { warehouse, storage }.open().await?.table().await?).await?
+                }
+                _ => bail!("give either --from FILE... or --warehouse DIR|URI"),
             };
             println!("{}", tables.query(&sql).await?);
         }
-        Command::Export { warehouse, out, newest } => {
-            let table = Warehouse::open(&warehouse).await?.table().await?;
+        Command::Gc { at, older_than } => {
+            let collected = gc::gc(&at.open().await?, older_than).await?;
+            for path in &collected.removed {
+                println!("removed {path}");
+            }
+            println!(
+                "{} data files, {} referenced by snapshots; removed {} orphans, kept {} younger than {} s",
+                collected.listed,
+                collected.referenced,
+                collected.removed.len(),
+                collected.young,
+                older_than.as_secs()
+            );
+        }
+        Command::Export { at, out, newest } => {
+            let table = at.open().await?.table().await?;
             let count = match newest {
                 Some(k) => export::newest(&table, k, &out).await?,
                 None => export::all(&table, &out).await?,
@@ -127,5 +183,15 @@ mod tests {
         assert_eq!(statement(sql, &mut from).unwrap(), "SELECT 2");
         let mut only_files = vec![PathBuf::from("Cargo.toml")];
         assert!(statement(None, &mut only_files).unwrap_err().to_string().starts_with("no SQL statement"));
+    }
+
+    #[test]
+    fn ages_have_a_unit_or_are_seconds() {
+        assert_eq!(age("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(age("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(age("2d"), Ok(Duration::from_secs(172_800)));
+        assert_eq!(age("5"), Ok(Duration::from_secs(5)));
+        assert!(age("1w").unwrap_err().contains("s, m, h or d"));
+        assert!(age("soon").unwrap_err().contains("not an age"));
     }
 }

@@ -1,16 +1,27 @@
 //! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed
-//! Parquet in chunks (one file per (day, bench) partition of each chunk), committed once. Memory is one chunk
-//! and one open file, whatever the files' length. On any error the files written so far are deleted: a
-//! failed publish leaves neither a record in the table nor a file on disk.
+//! Parquet in chunks (one file per (day, bench) partition of each chunk), committed once. Memory is one chunk,
+//! one open file and 16 bytes per record (its identity), whatever the files' length.
+//!
+//! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added
+//! again. Before its commit, publish reads the identity column of the partitions its records fall in, and the
+//! commit lands on exactly the table it checked or not at all (see `Pinned`); when another publisher committed
+//! first, it checks again. So two publishers of one file, or the retry of a publisher killed mid-commit, add
+//! its records once. On any error the files written so far are deleted: a failed publish leaves neither a record
+//! in the table nor a file (a killed one leaves files no snapshot references: `gc` removes them).
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{Result, anyhow};
-use arrow::array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
+use anyhow::{Result, anyhow, bail};
+use arrow::array::{Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
+use benchhost_record::merge::identity_hash;
 use benchhost_record::scan::each_record;
 use benchhost_record::{Kind, Record};
-use iceberg::spec::{DataFile, DataFileFormat};
+use futures::TryStreamExt;
+use iceberg::expr::Reference;
+use iceberg::spec::{DataFile, DataFileFormat, Datum};
 use iceberg::table::Table;
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
 use iceberg::writer::file_writer::ParquetWriterBuilder;
@@ -23,19 +34,25 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use tokio::sync::mpsc;
 
-use crate::store::{VARIANT, Warehouse};
+use crate::store::{IDENTITY, VARIANT, Warehouse};
 
 /// Records per chunk: ~64 MB of record text.
 const CHUNK: usize = 32_768;
+/// Commits that lose the compare-and-swap are checked and tried again this many times.
+const ATTEMPTS: u32 = 50;
 
 /// What a publish did.
 #[derive(Debug)]
 pub struct Published {
     /// Records added.
     pub records: usize,
+    /// Records the warehouse held already (published before), not added again.
+    pub held: usize,
+    /// Records of the files that repeat one read before them (the same identity), not added twice.
+    pub duplicates: usize,
     /// Parquet files written.
     pub files: usize,
-    /// Attempts the commit took.
+    /// Commits tried: 1 unless another publisher committed first.
     pub attempts: u32,
 }
 
@@ -46,6 +63,7 @@ pub struct Row {
     kind: &'static str,
     run_id: Option<String>,
     variant: String,
+    identity: u128,
     line: String,
 }
 
@@ -63,17 +81,115 @@ impl Row {
             kind,
             run_id: record.run.id.clone(),
             variant: serde_json::to_string(&record.variant).expect("variants serialize"),
+            identity: identity_hash(record),
             line: record.to_line(),
         }
     }
 }
 
-/// Appends every record of `files` to `warehouse` in one commit.
+/// The records one attempt wrote: their identities and where they fall (to find them in the table).
+#[derive(Default)]
+struct Ours {
+    ids: HashSet<u128>,
+    duplicates: usize,
+    first_ms: u64,
+    last_ms: u64,
+    benches: BTreeSet<String>,
+}
+
+/// What one attempt wrote.
+struct Written {
+    files: Vec<DataFile>,
+    ours: Ours,
+}
+
+/// Appends every record of `files` that the warehouse does not hold to it, in one commit.
 pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Published> {
+    let mut held: HashSet<u128> = HashSet::new();
+    let mut attempts = 0;
+    loop {
+        let written = write(warehouse, files, &held).await?;
+        match land(warehouse, &written, &mut attempts).await {
+            Ok(None) => {
+                return Ok(Published {
+                    records: written.ours.ids.len(),
+                    held: held.len(),
+                    duplicates: written.ours.duplicates,
+                    files: written.files.len(),
+                    attempts,
+                });
+            }
+            // Some records are in already (published by another or by a killed attempt): written again without
+            // them. Commits are all or nothing, so this happens at most once per publish that raced one of the
+            // same records.
+            Ok(Some(found)) => {
+                remove(&warehouse.table().await?, &written.files).await;
+                held.extend(found);
+            }
+            Err(e) => {
+                remove(&warehouse.table().await?, &written.files).await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Commits `written` on a table that holds none of its records: `None` once it landed, or the identities of
+/// those it holds.
+async fn land(warehouse: &Warehouse, written: &Written, attempts: &mut u32) -> Result<Option<HashSet<u128>>> {
+    if written.ours.ids.is_empty() {
+        return Ok(None);
+    }
+    for _ in 0..ATTEMPTS {
+        *attempts += 1;
+        let table = warehouse.table().await?;
+        let found = present(&table, &written.ours).await?;
+        if !found.is_empty() {
+            return Ok(Some(found));
+        }
+        if warehouse.commit_on(table, written.files.clone()).await? {
+            return Ok(None);
+        }
+        // Publishers that lost to the same commit spread out before they load again.
+        let jitter = uuid::Uuid::new_v4().as_u128() % 20;
+        tokio::time::sleep(Duration::from_millis(5 * u64::from(*attempts) + jitter as u64)).await;
+    }
+    bail!("the commit lost the race {ATTEMPTS} times in a row; publish again (it adds nothing twice)")
+}
+
+/// Which of `ours` the table holds: the identity column of the partitions (days and benches) they fall in.
+async fn present(table: &Table, ours: &Ours) -> Result<HashSet<u128>> {
+    let mut found = HashSet::new();
+    if table.metadata().current_snapshot().is_none() {
+        return Ok(found);
+    }
+    let micros = |ms: u64| Datum::timestamptz_micros(ms as i64 * 1000);
+    let filter = Reference::new("ts")
+        .greater_than_or_equal_to(micros(ours.first_ms))
+        .and(Reference::new("ts").less_than_or_equal_to(micros(ours.last_ms)))
+        .and(Reference::new("bench").is_in(ours.benches.iter().map(Datum::string)));
+    let scan = table.scan().select([IDENTITY]).with_filter(filter).build()?;
+    let mut batches = scan.to_arrow().await?;
+    while let Some(batch) = batches.try_next().await? {
+        let column = batch.column(0).as_any().downcast_ref::<StringArray>();
+        let column = column.ok_or_else(|| anyhow!("the {IDENTITY} column is not text"))?;
+        for id in column.iter().flatten() {
+            if let Ok(id) = u128::from_str_radix(id, 16)
+                && ours.ids.contains(&id)
+            {
+                found.insert(id);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Writes the records of `files` but those `held`, and each identity once, as data files of the table.
+async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -> Result<Written> {
     let table = warehouse.table().await?;
     let (tx, mut rx) = mpsc::channel::<Vec<Row>>(2);
-    let inputs = files.to_vec();
-    let reader = tokio::task::spawn_blocking(move || read_chunks(&inputs, &tx));
+    let (inputs, held) = (files.to_vec(), held.clone());
+    let reader = tokio::task::spawn_blocking(move || read_chunks(&inputs, &held, &tx));
     let mut written: Vec<DataFile> = Vec::new();
     let mut failed = None;
     while let Some(chunk) = rx.recv().await {
@@ -87,28 +203,36 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
     }
     drop(rx);
     let read = reader.await.map_err(|e| anyhow!("the reader stopped: {e}"));
-    let outcome = match (failed, read) {
-        (Some(e), _) => Err(e),
-        (None, Err(e)) | (None, Ok(Err(e))) => Err(e),
-        (None, Ok(Ok(records))) => match warehouse.commit(written.clone()).await {
-            Ok(attempts) => return Ok(Published { records, files: written.len(), attempts }),
-            Err(e) => Err(e),
-        },
+    let error = match (failed, read) {
+        (Some(e), _) => e,
+        (None, Err(e)) | (None, Ok(Err(e))) => e,
+        (None, Ok(Ok(ours))) => return Ok(Written { files: written, ours }),
     };
     remove(&table, &written).await;
-    outcome
+    Err(error)
 }
 
-/// Reads `files` into chunks of rows, sent as they fill; the number of records.
-fn read_chunks(files: &[PathBuf], tx: &mpsc::Sender<Vec<Row>>) -> Result<usize> {
-    let mut total = 0;
+/// Reads `files` into chunks of rows, sent as they fill: each identity once, and none of `held`.
+fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Row>>) -> Result<Ours> {
+    let mut ours = Ours { first_ms: u64::MAX, ..Ours::default() };
     let mut chunk = Vec::with_capacity(CHUNK);
     for file in files {
         each_record(
             file,
             |entry| Row::of(&entry.record),
             |row| {
-                total += 1;
+                if held.contains(&row.identity) {
+                    return Ok(());
+                }
+                if !ours.ids.insert(row.identity) {
+                    ours.duplicates += 1;
+                    return Ok(());
+                }
+                ours.first_ms = ours.first_ms.min(row.ts_ms);
+                ours.last_ms = ours.last_ms.max(row.ts_ms);
+                if !ours.benches.contains(&row.bench) {
+                    ours.benches.insert(row.bench.clone());
+                }
                 chunk.push(row);
                 if chunk.len() == CHUNK {
                     send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
@@ -121,7 +245,7 @@ fn read_chunks(files: &[PathBuf], tx: &mpsc::Sender<Vec<Row>>) -> Result<usize> 
             send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
         }
     }
-    Ok(total)
+    Ok(ours)
 }
 
 fn send(tx: &mpsc::Sender<Vec<Row>>, chunk: Vec<Row>) -> Result<()> {
@@ -176,6 +300,10 @@ fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
         "run_id" => text(&|r| r.run_id.as_deref()),
         "record" => text(&|r| Some(&r.line)),
         VARIANT => text(&|r| Some(&r.variant)),
+        IDENTITY => {
+            let ids = rows.iter().map(|r| Some(format!("{:032x}", r.identity)));
+            Arc::new(ids.collect::<StringArray>()) as ArrayRef
+        }
         other => return Err(anyhow!("the records table has a column `{other}` this benchhost does not know")),
     })
 }

@@ -1,12 +1,11 @@
-//! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog on a sqlite file, over a
-//! local directory: `DIR/catalog.sqlite` and `DIR/data/`. One row per record (its time, bench, kind, run id,
-//! variant and the whole record as JSON text), partitioned by `day(ts)` and `bench`, so a trend of one rig
-//! reads few files. Publishers append with `fast_append`; the SQL catalog commits by compare-and-swap on the metadata
-//! location, and a publisher that lost the race reloads the table and tries again, so concurrent publishers
-//! lose nothing.
+//! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog, on a sqlite file in a
+//! directory for one machine or on PostgreSQL with data on S3 for a fleet (see [`Location`]). One row per record
+//! (its time, bench, kind, run id, variant, identity and the whole record as JSON text), partitioned by
+//! `day(ts)` and `bench`, so a trend of one rig reads few files. The SQL catalog commits by compare-and-swap on
+//! the table's metadata location (one row, one `UPDATE ... WHERE`); data files are written once under fresh
+//! names and never changed.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,19 +19,27 @@ use iceberg_catalog_sql::{
     SQL_CATALOG_PROP_BIND_STYLE, SQL_CATALOG_PROP_URI, SQL_CATALOG_PROP_WAREHOUSE, SqlBindStyle, SqlCatalog,
     SqlCatalogBuilder,
 };
+use iceberg_storage_opendal::OpenDalStorageFactory;
+
+use crate::location::Location;
+use crate::pinned::Pinned;
 
 const NAMESPACE: &str = "benchhost";
 const TABLE: &str = "records";
 /// The column of a record's variant (canonical JSON), so the newest record of each series is found without
 /// reading the records; absent from tables made before it, and null in their older rows.
 pub const VARIANT: &str = "variant";
-/// Commits that lose the compare-and-swap are retried this many times (on top of iceberg's own retries).
+/// The column of a record's identity (as `merge` counts records, 32 hex digits): publish adds no record whose
+/// identity the table holds. Absent from tables made before it, and null in their older rows.
+pub const IDENTITY: &str = "identity";
+/// Schema changes that lose the compare-and-swap are retried this many times.
 const ATTEMPTS: u32 = 20;
 
 /// An open warehouse.
 pub struct Warehouse {
     catalog: SqlCatalog,
     ident: TableIdent,
+    location: Location,
 }
 
 fn schema() -> iceberg::Result<Schema> {
@@ -45,25 +52,39 @@ fn schema() -> iceberg::Result<Schema> {
             NestedField::optional(4, "run_id", text()).into(),
             NestedField::required(5, "record", text()).into(),
             NestedField::optional(6, VARIANT, text()).into(),
+            NestedField::optional(7, IDENTITY, text()).into(),
         ])
         .build()
 }
 
+/// What is wrong with a table's schema for this benchhost, if anything: a column it does not write, or one of
+/// another type or that a row may lack (columns it adds, optional ones, may be missing: `evolve` adds them).
+fn schema_problem(table: &Schema) -> iceberg::Result<Option<String>> {
+    let ours = schema()?;
+    for field in table.as_struct().fields() {
+        match ours.field_by_name(&field.name) {
+            None => return Ok(Some(format!("a column `{}` this benchhost does not write", field.name))),
+            Some(our) if our.field_type != field.field_type => {
+                return Ok(Some(format!("column `{}` is {}, not {}", field.name, field.field_type, our.field_type)));
+            }
+            Some(our) if field.required && !our.required => {
+                return Ok(Some(format!("column `{}` is required", field.name)));
+            }
+            Some(_) => {}
+        }
+    }
+    let missing = ours.as_struct().fields().iter().find(|f| f.required && table.field_by_name(&f.name).is_none());
+    Ok(missing.map(|f| format!("no column `{}`", f.name)))
+}
+
 impl Warehouse {
-    /// Opens the warehouse in `dir`, creating the directory, the catalog and the table on first use.
-    pub async fn open(dir: &Path) -> Result<Warehouse> {
-        std::fs::create_dir_all(dir.join("data")).with_context(|| format!("creating {}", dir.display()))?;
-        let dir = dir.canonicalize()?;
-        let props = HashMap::from([
-            (SQL_CATALOG_PROP_URI.to_string(), format!("sqlite:{}?mode=rwc", dir.join("catalog.sqlite").display())),
-            (SQL_CATALOG_PROP_WAREHOUSE.to_string(), dir.join("data").display().to_string()),
-            (SQL_CATALOG_PROP_BIND_STYLE.to_string(), SqlBindStyle::QMark.to_string()),
-        ]);
-        let catalog = SqlCatalogBuilder::default()
-            .with_storage_factory(Arc::new(LocalFsStorageFactory))
-            .load("benchhost", props)
-            .await
-            .with_context(|| format!("opening the catalog in {}", dir.display()))?;
+    /// Opens the warehouse at `location`, creating the catalog and the table on first use. Nothing is written
+    /// unless the servers answer, accept the credentials, the bucket exists, and the table (if any) has the
+    /// schema this benchhost writes.
+    pub async fn open(location: &Location) -> Result<Warehouse> {
+        location.check().await?;
+        let catalog =
+            connect(location).await.with_context(|| format!("opening the catalog {}", location.describe()))?;
         let namespace = NamespaceIdent::new(NAMESPACE.to_string());
         let ident = TableIdent::new(namespace.clone(), TABLE.to_string());
         // Several publishers may open a new warehouse at once: creating what exists already is fine.
@@ -83,9 +104,21 @@ impl Warehouse {
                 return Err(err).context("creating the records table");
             }
         }
-        let warehouse = Warehouse { catalog, ident };
+        let warehouse = Warehouse { catalog, ident, location: location.clone() };
+        let table = warehouse.table().await?;
+        if let Some(problem) = schema_problem(table.metadata().current_schema())? {
+            bail!(
+                "the table {NAMESPACE}.{TABLE} of {} has another schema: {problem}; publish to a new warehouse",
+                location.describe()
+            );
+        }
         warehouse.evolve().await?;
         Ok(warehouse)
+    }
+
+    /// Where the warehouse is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     /// The table as it stands now.
@@ -93,41 +126,122 @@ impl Warehouse {
         Ok(self.catalog.load_table(&self.ident).await?)
     }
 
-    /// Adds `files` (written for this table, see `publish`) in one commit, retried against the newest table
-    /// when another publisher committed first: the files are re-applied, never written again. Returns how
-    /// many attempts the commit took.
-    pub async fn commit(&self, files: Vec<DataFile>) -> Result<u32> {
-        for attempt in 1..=ATTEMPTS {
-            let table = self.table().await?;
-            let tx = Transaction::new(&table);
-            let tx = tx.fast_append().add_data_files(files.clone()).apply(tx)?;
-            match tx.commit(&self.catalog).await {
-                Ok(_) => return Ok(attempt),
-                Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => {
-                    tokio::time::sleep(Duration::from_millis(5 * u64::from(attempt))).await;
-                }
-                Err(err) => return Err(err).context("committing the records"),
-            }
+    /// Adds `files` (written for this table) in one commit on exactly `table`, as the caller loaded and checked
+    /// it (see [`Pinned`]): true if it landed, false if another commit landed first (load, check, try again).
+    pub async fn commit_on(&self, table: Table, files: Vec<DataFile>) -> Result<bool> {
+        let tx = Transaction::new(&table);
+        let tx = tx.fast_append().add_data_files(files).apply(tx)?;
+        match tx.commit(&Pinned { catalog: &self.catalog, table }).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => Ok(false),
+            Err(err) => Err(err).context("committing the records"),
         }
-        bail!("the commit lost the race {ATTEMPTS} times in a row; try again")
     }
 
     /// Adds the columns a table made by an older benchhost lacks (its rows read them as null).
     async fn evolve(&self) -> Result<()> {
         for _ in 0..ATTEMPTS {
             let table = self.table().await?;
-            if table.metadata().current_schema().field_by_name(VARIANT).is_some() {
+            let schema = table.metadata().current_schema();
+            let missing: Vec<_> =
+                [VARIANT, IDENTITY].into_iter().filter(|c| schema.field_by_name(c).is_none()).collect();
+            if missing.is_empty() {
                 return Ok(());
             }
             let tx = Transaction::new(&table);
-            let column = AddColumn::optional(VARIANT, Type::Primitive(PrimitiveType::String));
-            let tx = tx.update_schema().add_column(column).apply(tx)?;
+            let mut update = tx.update_schema();
+            for column in &missing {
+                update = update.add_column(AddColumn::optional(*column, Type::Primitive(PrimitiveType::String)));
+            }
+            let tx = update.apply(tx)?;
             match tx.commit(&self.catalog).await {
                 Ok(_) => return Ok(()),
                 Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => {}
-                Err(err) => return Err(err).context("adding the variant column"),
+                Err(err) => return Err(err).with_context(|| format!("adding the columns {}", missing.join(", "))),
             }
         }
-        bail!("adding the variant column lost the race {ATTEMPTS} times in a row; try again")
+        bail!("adding columns lost the race {ATTEMPTS} times in a row; try again")
+    }
+}
+
+/// The SQL catalog of `location`. PostgreSQL answers a `CREATE TABLE IF NOT EXISTS` racing another with a
+/// unique violation (both create the row type), so several publishers opening a new catalog at once retry.
+async fn connect(location: &Location) -> Result<SqlCatalog> {
+    let (props, storage): (_, Arc<dyn iceberg::io::StorageFactory>) = match location {
+        Location::Dir(dir) => {
+            std::fs::create_dir_all(dir.join("data")).with_context(|| format!("creating {}", dir.display()))?;
+            let dir = dir.canonicalize()?;
+            let props = HashMap::from([
+                (SQL_CATALOG_PROP_URI.to_string(), format!("sqlite:{}?mode=rwc", dir.join("catalog.sqlite").display())),
+                (SQL_CATALOG_PROP_WAREHOUSE.to_string(), dir.join("data").display().to_string()),
+                (SQL_CATALOG_PROP_BIND_STYLE.to_string(), SqlBindStyle::QMark.to_string()),
+            ]);
+            (props, Arc::new(LocalFsStorageFactory))
+        }
+        Location::Fleet { catalog, data } => {
+            let mut props = data.properties();
+            props.insert(SQL_CATALOG_PROP_URI.to_string(), catalog.to_string());
+            props.insert(SQL_CATALOG_PROP_WAREHOUSE.to_string(), data.url());
+            props.insert(SQL_CATALOG_PROP_BIND_STYLE.to_string(), SqlBindStyle::DollarNumeric.to_string());
+            (props, Arc::new(OpenDalStorageFactory::S3 { customized_credential_load: None }))
+        }
+    };
+    let mut attempt = 0;
+    loop {
+        let builder = SqlCatalogBuilder::default().with_storage_factory(storage.clone());
+        match builder.load("benchhost", props.clone()).await {
+            Ok(catalog) => return Ok(catalog),
+            Err(err) if attempt < 5 && err.to_string().contains("duplicate key") => attempt += 1,
+            Err(err) => return Err(err.into()),
+        }
+        tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(fields: &[(&str, PrimitiveType, bool)]) -> Schema {
+        let fields = fields.iter().enumerate().map(|(i, (name, kind, required))| {
+            let id = i as i32 + 1;
+            let kind = Type::Primitive(kind.clone());
+            if *required { NestedField::required(id, *name, kind) } else { NestedField::optional(id, *name, kind) }
+                .into()
+        });
+        Schema::builder().with_fields(fields.collect::<Vec<_>>()).build().unwrap()
+    }
+
+    #[test]
+    fn a_schema_is_ours_or_an_older_one_of_ours_or_named_as_another() {
+        use PrimitiveType::{Long, String as Text, Timestamptz};
+        assert_eq!(schema_problem(&schema().unwrap()).unwrap(), None);
+        let old = [("ts", Timestamptz, true), ("bench", Text, true), ("kind", Text, true), ("run_id", Text, false)];
+        let old_with_record = [&old[..], &[("record", Text, true)]].concat();
+        assert_eq!(schema_problem(&columns(&old_with_record)).unwrap(), None, "evolve adds variant and identity");
+        assert_eq!(schema_problem(&columns(&old)).unwrap().unwrap(), "no column `record`");
+        let extra = [&old_with_record[..], &[("owner", Text, false)]].concat();
+        assert!(schema_problem(&columns(&extra)).unwrap().unwrap().contains("a column `owner`"));
+        let retyped = [("ts", Long, true), ("bench", Text, true), ("kind", Text, true), ("record", Text, true)];
+        assert_eq!(schema_problem(&columns(&retyped)).unwrap().unwrap(), "column `ts` is long, not timestamptz");
+    }
+
+    #[test]
+    fn a_table_of_another_schema_is_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let location = Location::Dir(dir.path().to_owned());
+            let catalog = connect(&location).await.unwrap();
+            let namespace = NamespaceIdent::new(NAMESPACE.to_string());
+            catalog.create_namespace(&namespace, HashMap::new()).await.unwrap();
+            let other = columns(&[("ts", PrimitiveType::Long, true), ("bench", PrimitiveType::String, true)]);
+            let creation = TableCreation::builder().name(TABLE.to_string()).schema(other).build();
+            let table = catalog.create_table(&namespace, creation).await.unwrap();
+            let error = Warehouse::open(&location).await.err().unwrap().to_string();
+            assert!(error.contains("has another schema: column `ts` is long"), "{error}");
+            let now = catalog.load_table(table.identifier()).await.unwrap();
+            assert_eq!(now.metadata_location(), table.metadata_location(), "the table is as it was");
+        });
     }
 }

@@ -1,5 +1,7 @@
 //! The warehouse through its binary: concurrent publishers against one sqlite catalog lose no record, SQL
-//! over files and over the warehouse gives the same answers, and an export reads back every record.
+//! over files and over the warehouse gives the same answers, an export reads back every record, publishing is
+//! idempotent, and `gc` removes what a killed publisher left. (The same on PostgreSQL and S3: host's
+//! it/fleet.rs.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -119,10 +121,75 @@ fn a_publish_that_fails_leaves_no_record_and_no_file() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("garbage.jsonl holds no readable record (1 lines skipped)"), "{stderr}");
-    let parquet = walk(&warehouse.join("data")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "parquet"));
-    assert_eq!(parquet.count(), 0, "the files of the first input were written, then removed");
+    assert_eq!(
+        parquet_files(&warehouse),
+        Vec::<PathBuf>::new(),
+        "the files of the first input were written, then removed"
+    );
     let count = query(&["SELECT count(*) AS n FROM records", "--warehouse", warehouse.to_str().unwrap()]);
     assert!(count.contains("| 0 "), "{count}");
+}
+
+fn parquet_files(warehouse: &Path) -> Vec<PathBuf> {
+    let files = walk(&warehouse.join("data")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "parquet"));
+    let mut files: Vec<PathBuf> = files.collect();
+    files.sort();
+    files
+}
+
+fn publish(warehouse: &Path, file: &Path) -> Command {
+    let mut command = Command::new(bin());
+    command.args(["publish", "--warehouse"]).arg(warehouse).arg(file);
+    command
+}
+
+fn ok(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_killed_publisher_adds_nothing_its_retry_adds_once_and_gc_removes_only_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (warehouse, wal) = (dir.path().join("wh"), results("wal.jsonl"));
+    let n = lines(&wal);
+    let out = ok(&mut publish(&warehouse, &wal));
+    assert!(out.contains(&format!("published {n} records")), "{out}");
+    let kept = parquet_files(&warehouse);
+
+    let stream = nights(dir.path(), 2);
+    let marker = dir.path().join("stalled");
+    let mut killed = publish(&warehouse, &stream).env("BENCHHOST_WAREHOUSE_STALL_COMMIT", &marker).spawn().unwrap();
+    while !marker.exists() {
+        assert!(killed.try_wait().unwrap().is_none(), "the publisher never stalled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let count = |expected: usize| {
+        let count = query(&["SELECT count(*) AS n FROM records", "--warehouse", warehouse.to_str().unwrap()]);
+        assert!(count.contains(&format!("| {expected} ")), "expected {expected} records:\n{count}");
+    };
+    count(n);
+    let orphans = parquet_files(&warehouse).len() - kept.len();
+    assert!(orphans > 0, "the killed publisher wrote its data files");
+
+    let gc = |older_than: &str| {
+        ok(Command::new(bin()).args(["gc", "--older-than", older_than, "--warehouse"]).arg(&warehouse))
+    };
+    assert!(gc("1h").contains(&format!("removed 0 orphans, kept {orphans} younger than 3600 s")));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert!(gc("1s").contains(&format!("removed {orphans} orphans")));
+    assert_eq!(parquet_files(&warehouse), kept, "only the orphans are gone");
+    count(n);
+
+    // The retry adds the file's records once; the file again, and a file that repeats a record, add nothing.
+    let out = ok(&mut publish(&warehouse, &stream));
+    assert!(out.contains(&format!("published {} records", 2 * n)), "{out}");
+    let out = ok(publish(&warehouse, &stream).arg(&wal));
+    assert!(out.contains("published 0 records") && out.contains(&format!("{} were in it already", 3 * n)), "{out}");
+    count(3 * n);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

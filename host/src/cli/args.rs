@@ -212,9 +212,13 @@ pub(crate) struct ReportArgs {
     /// Results files (JSON lines, schema 1).
     #[arg(required_unless_present = "warehouse")]
     pub(crate) files: Vec<PathBuf>,
-    /// Also report the records of this warehouse (see `benchhost publish`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) warehouse: Option<PathBuf>,
+    /// Also report the records of this warehouse (see `benchhost publish`): a directory, or a PostgreSQL
+    /// catalog URI with --storage.
+    #[arg(long, value_name = "DIR|URI")]
+    pub(crate) warehouse: Option<String>,
+    /// The data location of a PostgreSQL catalog: s3://BUCKET/PREFIX.
+    #[arg(long, value_name = "s3://BUCKET/PREFIX", requires = "warehouse")]
+    pub(crate) storage: Option<String>,
     /// md, csv, json, gab, bmf or html.
     #[arg(long, value_name = "FORMAT")]
     pub(crate) format: Format,

@@ -25,22 +25,31 @@ fn binary(command: &str) -> Result<PathBuf> {
     })
 }
 
-/// Runs `benchhost-warehouse COMMAND ARGS...` with this process's stdio; its exit code.
+/// Becomes `benchhost-warehouse COMMAND ARGS...` (exec: same process, stdio and exit code), so that a signal
+/// sent to `benchhost publish` reaches the publisher itself: a SIGKILL of a parent would leave its child
+/// publishing.
 pub fn run(command: &str, args: &[String]) -> Result<ExitCode> {
+    use std::os::unix::process::CommandExt;
     // `--help` must answer even before the warehouse is built: with what the command takes, and how to get it.
     if warehouse_binary().is_none() && args.iter().any(|a| a == "--help" || a == "-h") {
         crate::run::output::print(&help(command))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let status = Command::new(binary(command)?).arg(command).args(args).status().context("running the warehouse")?;
-    Ok(ExitCode::from(status.code().unwrap_or(2) as u8))
+    let binary = binary(command)?;
+    let error = Command::new(&binary).arg(command).args(args).exec();
+    Err(error).with_context(|| format!("running {}", binary.display()))
 }
 
 fn help(command: &str) -> String {
     let usage = match command {
         "publish" => {
-            "benchhost publish FILE... --warehouse DIR\n\nAppends the records of results files to the \
-                      warehouse (an Iceberg table behind a SQL catalog on sqlite, in DIR), in one commit."
+            "benchhost publish FILE... --warehouse DIR|postgres://USER@HOST/DB [--storage s3://BUCKET/PREFIX]\n\n\
+             Appends the records of results files to the warehouse (an Iceberg table behind a SQL catalog on \
+             sqlite in DIR, or on PostgreSQL with data on S3), in one commit, each record once."
+        }
+        "gc" => {
+            "benchhost gc --warehouse DIR|URI [--storage s3://BUCKET/PREFIX] [--older-than AGE]\n\nRemoves the \
+             warehouse's data files that no snapshot references and are older than AGE (default 1h)."
         }
         _ => {
             "benchhost query \"SQL\" (--from FILE... | --warehouse DIR)\n\nDataFusion SQL over the tables \
@@ -50,16 +59,20 @@ fn help(command: &str) -> String {
     format!("Usage: {usage}\n\nIt runs {WAREHOUSE}, which is not built: cargo build --release -p {WAREHOUSE}\n")
 }
 
-/// Exports the warehouse in `dir` into the stream `out`: every record, or the `newest` K of each series.
-pub fn export(dir: &Path, out: &Path, newest: Option<usize>) -> Result<()> {
+/// Exports the `warehouse` (with its `storage`) into the stream `out`: every record, or the `newest` K of each
+/// series.
+pub fn export(warehouse: &str, storage: Option<&str>, out: &Path, newest: Option<usize>) -> Result<()> {
     let mut command = Command::new(binary("report --warehouse")?);
-    command.args(["export", "--warehouse"]).arg(dir).arg("--out").arg(out);
+    command.args(["export", "--warehouse", warehouse]).arg("--out").arg(out);
+    if let Some(storage) = storage {
+        command.args(["--storage", storage]);
+    }
     if let Some(k) = newest {
         command.args(["--newest", &k.to_string()]);
     }
     let output = command.output().context("running the warehouse")?;
     if !output.status.success() {
-        bail!("exporting {}: {}", dir.display(), String::from_utf8_lossy(&output.stderr).trim());
+        bail!("exporting {warehouse}: {}", String::from_utf8_lossy(&output.stderr).trim());
     }
     Ok(())
 }

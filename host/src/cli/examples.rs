@@ -61,7 +61,16 @@ pub const MERGE: &str = "Examples:
 
 /// `benchhost publish`.
 pub const PUBLISH: &str = "Examples:
-  benchhost publish results/results.jsonl --warehouse /shared/benchhost";
+  benchhost publish results/results.jsonl --warehouse wh
+  PGPASSWORD=... AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \\
+    benchhost publish results/results.jsonl --warehouse postgres://bench@db.internal/benchhost \\
+    --storage s3://perf-results/warehouse";
+
+/// `benchhost gc`.
+pub const GC: &str = "Examples:
+  benchhost gc --warehouse wh
+  benchhost gc --warehouse postgres://bench@db.internal/benchhost --storage s3://perf-results/warehouse \\
+    --older-than 1d";
 
 /// `benchhost query`.
 pub const QUERY: &str = "Examples:

@@ -119,12 +119,21 @@ pub(crate) enum Command {
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
-    /// Append results files to the warehouse, an Iceberg table behind a SQL catalog on sqlite
-    /// (runs benchhost-warehouse publish FILE... --warehouse DIR).
+    /// Append results files to the warehouse, an Iceberg table behind a SQL catalog on sqlite or PostgreSQL
+    /// (runs benchhost-warehouse publish FILE... --warehouse DIR|URI [--storage s3://BUCKET/PREFIX]).
     #[command(after_help = crate::cli::examples::PUBLISH)]
     #[command(disable_help_flag = true)]
     Publish {
-        /// FILE... --warehouse DIR
+        /// FILE... --warehouse DIR|URI [--storage s3://BUCKET/PREFIX]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Remove the warehouse's data files no snapshot references, left by publishers killed before their
+    /// commit (runs benchhost-warehouse gc --warehouse DIR|URI [--older-than 1h]).
+    #[command(after_help = crate::cli::examples::GC)]
+    #[command(disable_help_flag = true)]
+    Gc {
+        /// --warehouse DIR|URI [--storage s3://BUCKET/PREFIX] [--older-than AGE]
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -251,6 +260,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify { files } => verify(&files),
         Command::Publish { args } => crate::cli::delegate::run("publish", &args),
         Command::Query { args } => crate::cli::delegate::run("query", &args),
+        Command::Gc { args } => crate::cli::delegate::run("gc", &args),
         Command::Merge { out, inputs } => merge(&out, &inputs),
         Command::Check { path, allow_writable_plugins, deadline } => {
             crate::cli::check::check(&path, allow_writable_plugins, deadline)

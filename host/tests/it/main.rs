@@ -10,6 +10,7 @@ mod cli;
 mod compare;
 mod conditions;
 mod faults;
+mod fleet;
 mod habits;
 mod heap;
 mod history;

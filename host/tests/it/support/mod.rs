@@ -9,6 +9,8 @@ use std::sync::{Mutex, OnceLock};
 use benchhost_record::Record;
 use benchhost_record::reader;
 
+pub mod servers;
+
 /// The benchhost binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_benchhost"))

@@ -1,0 +1,167 @@
+//! A fleet without a shared disk: four "machines" (processes with working directories of their own) run their
+//! shard of one matrix and publish at once to a warehouse on real servers, PostgreSQL for the catalog and an
+//! S3 server for the data; a fifth reports and queries. Every record is counted once, publishing is
+//! idempotent, a publisher killed in its commit leaves the table whole, and `gc` removes what it wrote.
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use crate::support::servers::{self, BUCKET, PG_PASSWORD, Postgres, S3Server};
+use crate::support::{Sandbox, bin, workspace_plugins};
+
+const RIGS: &str = "[rig.wal]\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"], rows = [100, 200, 300] }\n";
+const PREFIX: &str = "nightly";
+
+struct Fleet {
+    postgres: Postgres,
+    s3: S3Server,
+}
+
+impl Fleet {
+    /// The servers, or None (skipped) on a machine without them; never skipped in CI, which installs them.
+    fn start() -> Option<Fleet> {
+        let (Some(pg), Some(s3)) = (servers::postgres_bin(), servers::s3s_fs_bin()) else {
+            assert!(std::env::var_os("CI").is_none(), "CI must provide PostgreSQL and s3s-fs (see .ci/run)");
+            eprintln!("skipped: no PostgreSQL or s3s-fs (run .ci/run once to install them)");
+            return None;
+        };
+        Some(Fleet { postgres: Postgres::start(&pg), s3: S3Server::start(&s3) })
+    }
+
+    /// `benchhost ARGS... --warehouse postgres://... --storage s3://fleet/nightly` in `dir`, with the secrets in
+    /// the environment.
+    fn command(&self, dir: &Path, args: &[&str]) -> Command {
+        self.command_at(dir, args, &self.postgres.uri(), &format!("s3://{BUCKET}/{PREFIX}"))
+    }
+
+    fn command_at(&self, dir: &Path, args: &[&str], warehouse: &str, storage: &str) -> Command {
+        let mut command = Command::new(bin());
+        command.current_dir(dir).args(args).args(["--warehouse", warehouse, "--storage", storage]);
+        command.env("PGPASSWORD", PG_PASSWORD).envs(self.s3.env());
+        command
+    }
+
+    fn ok(&self, dir: &Path, args: &[&str]) -> String {
+        let output = self.command(dir, args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "benchhost {args:?}: {stderr}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// (records, distinct identities as merge counts them) in the warehouse, read by a process of its own.
+    fn counts(&self, dir: &Path) -> (u64, u64) {
+        let sql = "SELECT count(*) AS n, count(DISTINCT concat(run_id, bench, kind, variant)) AS d FROM records";
+        let out = self.ok(dir, &["query", sql]);
+        let row = out.lines().find(|l| l.starts_with("| ") && l.chars().nth(2).is_some_and(|c| c.is_ascii_digit()));
+        let cells: Vec<u64> =
+            row.unwrap_or_else(|| panic!("{out}")).split('|').filter_map(|c| c.trim().parse().ok()).collect();
+        (cells[0], cells[1])
+    }
+}
+
+fn run_shard(machine: &Sandbox, shard: &str, run_id: &str) {
+    machine.write("rigs.toml", RIGS);
+    let mut run = machine.cmd();
+    run.args(["run", "--quick", "--shard", shard, "--run-id", run_id, "--out", "r.jsonl", "--plugin-dir"]);
+    run.arg(workspace_plugins()).assert().success();
+}
+
+fn wait_all(children: Vec<Child>) {
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a publisher failed");
+    }
+}
+
+#[test]
+fn four_machines_publish_at_once_and_every_record_is_counted_once() {
+    let Some(fleet) = Fleet::start() else { return };
+    let machines: Vec<Sandbox> = (0..4).map(|_| Sandbox::new()).collect();
+    for (i, machine) in machines.iter().enumerate() {
+        run_shard(machine, &format!("{}/4", i + 1), "fleet-1");
+    }
+    let publishers = machines.iter().map(|m| fleet.command(m.path(), &["publish", "r.jsonl"]).spawn().unwrap());
+    wait_all(publishers.collect());
+    let reader = Sandbox::new();
+    assert_eq!(fleet.counts(reader.path()), (9, 9), "the 9 cells of the matrix, once each");
+    let report = fleet.ok(reader.path(), &["report", "--format", "md"]);
+    let cells = report.lines().filter(|l| l.starts_with("| wal/") && l.contains("/roundtrip_time |"));
+    assert_eq!(cells.count(), 9, "{report}");
+
+    // The same slice published by two machines at once, and once more: nothing is added.
+    let again = (0..2).map(|_| fleet.command(machines[0].path(), &["publish", "r.jsonl"]).spawn().unwrap());
+    wait_all(again.collect());
+    let out = fleet.ok(machines[1].path(), &["publish", "r.jsonl"]);
+    assert!(out.contains("published 0 records"), "{out}");
+    assert_eq!(fleet.counts(reader.path()), (9, 9));
+}
+
+#[test]
+fn a_publisher_killed_in_its_commit_adds_nothing_and_gc_removes_its_files() {
+    let Some(fleet) = Fleet::start() else { return };
+    let first = Sandbox::new();
+    run_shard(&first, "1/1", "night-1");
+    fleet.ok(first.path(), &["publish", "r.jsonl"]);
+    let data = format!("{PREFIX}/benchhost/records/data");
+    let kept = fleet.s3.files(&data);
+
+    let machine = Sandbox::new();
+    run_shard(&machine, "1/1", "night-2");
+    let marker = machine.path().join("stalled");
+    let mut publisher = fleet.command(machine.path(), &["publish", "r.jsonl"]);
+    let mut publisher = publisher.env("BENCHHOST_WAREHOUSE_STALL_COMMIT", &marker).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline && publisher.try_wait().unwrap().is_none(), "the publisher never stalled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SIGKILL: its data files are written, the catalog is not updated.
+    publisher.kill().unwrap();
+    publisher.wait().unwrap();
+    let reader = Sandbox::new();
+    assert_eq!(fleet.counts(reader.path()), (9, 9), "all out: the first night only");
+    let orphans = fleet.s3.files(&data).len() - kept.len();
+    assert!(orphans > 0, "the killed publisher wrote its data files");
+
+    // A young orphan may be a publisher still at work: kept. Past the grace period, removed; nothing else is.
+    let out = fleet.ok(reader.path(), &["gc", "--older-than", "1h"]);
+    assert!(out.contains("removed 0 orphans"), "{out}");
+    std::thread::sleep(Duration::from_secs(2));
+    let out = fleet.ok(reader.path(), &["gc", "--older-than", "1s"]);
+    assert!(out.contains(&format!("removed {orphans} orphans")), "{out}");
+    assert_eq!(fleet.s3.files(&data), kept, "only the orphans are gone");
+    assert_eq!(fleet.counts(reader.path()), (9, 9));
+
+    // The retry publishes the whole file once; a second retry adds nothing.
+    let out = fleet.ok(machine.path(), &["publish", "r.jsonl"]);
+    assert!(out.contains("published 9 records"), "{out}");
+    let out = fleet.ok(machine.path(), &["publish", "r.jsonl"]);
+    assert!(out.contains("published 0 records") && out.contains("9 were in it already"), "{out}");
+    assert_eq!(fleet.counts(reader.path()), (18, 18));
+}
+
+#[test]
+fn bad_fleet_input_is_one_line_and_writes_nothing() {
+    let Some(fleet) = Fleet::start() else { return };
+    let machine = Sandbox::new();
+    run_shard(&machine, "1/1", "night-1");
+    let refused = |command: &mut Command, expect: &str| {
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(expect), "{expect:?} in {stderr}");
+    };
+    let (dir, publish) = (machine.path(), &["publish", "r.jsonl"]);
+    let (uri, storage) = (fleet.postgres.uri(), format!("s3://{BUCKET}/{PREFIX}"));
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let unreachable = format!("postgres://bench@127.0.0.1:{closed}/postgres");
+    refused(&mut fleet.command_at(dir, publish, &unreachable, &storage), "does not answer");
+    refused(fleet.command(dir, publish).env("PGPASSWORD", "wrong"), "password authentication failed");
+    refused(fleet.command(dir, publish).env("AWS_SECRET_ACCESS_KEY", "wrong"), &storage);
+    refused(&mut fleet.command_at(dir, publish, &uri, "s3://no-such-bucket/x"), "s3://no-such-bucket/x");
+    assert!(!fleet.s3.root.path().join("no-such-bucket").exists(), "no bucket was made");
+    let mysql = "mysql://bench@127.0.0.1/db";
+    refused(&mut fleet.command_at(dir, publish, mysql, &storage), "unknown scheme `mysql://`");
+    assert!(fleet.s3.files(PREFIX).is_empty(), "nothing was written");
+}
