@@ -111,6 +111,7 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-p", "benchhost-warehouse"], cwd=ROOT, check=True)
     warehouse = target / "release/benchhost-warehouse"
     work = Path(tempfile.mkdtemp(prefix="benchhost-fleet-"))
+    work.chmod(0o755)  # the postgres user must reach its cluster inside
     pg_dir, s3_dir = work / "pg", work / "s3"
     pg_dir.mkdir()
     pg_port, bin_dir, stop_pg = start_postgres(pg_dir)
