@@ -21,6 +21,7 @@ use benchhost_record::scan::each_record;
 use benchhost_record::{Kind, Record};
 use futures::TryStreamExt;
 use iceberg::expr::Reference;
+use iceberg::io::FileIO;
 use iceberg::spec::{DataFile, DataFileFormat, Datum};
 use iceberg::table::Table;
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
@@ -97,10 +98,11 @@ struct Ours {
     benches: BTreeSet<String>,
 }
 
-/// What one attempt wrote.
+/// What one attempt wrote, and the FileIO it wrote with (to remove it again).
 struct Written {
     files: Vec<DataFile>,
     ours: Ours,
+    io: FileIO,
 }
 
 /// Appends every record of `files` that the warehouse does not hold to it, in one commit.
@@ -123,11 +125,12 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
             // them. Commits are all or nothing, so this happens at most once per publish that raced one of the
             // same records.
             Ok(Some(found)) => {
-                remove(&warehouse.table().await?, &written.files).await;
+                remove(&written.io, &written.files).await;
                 held.extend(found);
             }
             Err(e) => {
-                remove(&warehouse.table().await?, &written.files).await;
+                // The files go whatever the error, even one that stops the table from loading.
+                remove(&written.io, &written.files).await;
                 return Err(e);
             }
         }
@@ -206,9 +209,9 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let error = match (failed, read) {
         (Some(e), _) => e,
         (None, Err(e)) | (None, Ok(Err(e))) => e,
-        (None, Ok(Ok(ours))) => return Ok(Written { files: written, ours }),
+        (None, Ok(Ok(ours))) => return Ok(Written { files: written, ours, io: table.file_io().clone() }),
     };
-    remove(&table, &written).await;
+    remove(table.file_io(), &written).await;
     Err(error)
 }
 
@@ -309,8 +312,8 @@ fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
 }
 
 /// Deletes files a failed publish wrote (best effort: what remains is found by a later cleanup).
-async fn remove(table: &Table, files: &[DataFile]) {
+async fn remove(io: &FileIO, files: &[DataFile]) {
     for file in files {
-        let _ = table.file_io().delete(file.file_path()).await;
+        let _ = io.delete(file.file_path()).await;
     }
 }
