@@ -99,8 +99,7 @@ fn columns_of(batch: &RecordBatch) -> Columns<'_> {
     )
 }
 
-/// `ts` within UTC day `day` (days since the epoch): the table's partitions are days, so a scan reads only
-/// that day's files.
+/// `ts` within UTC day `day` (days since the epoch): a scan reads only the files whose `ts` bounds meet it.
 fn on_day(day: i64) -> Predicate {
     let ts = || Reference::new("ts");
     ts().greater_than_or_equal_to(Datum::timestamptz_micros(day * DAY_MICROS))

@@ -12,6 +12,7 @@
 
 pub mod export;
 pub mod gc;
+mod held;
 pub mod location;
 mod pinned;
 pub mod publish;

@@ -1,5 +1,5 @@
 //! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed
-//! Parquet in chunks (one file per (day, bench) partition of each chunk), committed once. Memory is one chunk,
+//! Parquet in chunks (one file per (month, bench) partition of each chunk), committed once. Memory is one chunk,
 //! one open file and 16 bytes per record (its identity), whatever the files' length.
 //!
 //! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added
@@ -9,20 +9,18 @@
 //! its records once. On any error the files written so far are deleted: a failed publish leaves neither a record
 //! in the table nor a file (a killed one leaves files no snapshot references: `gc` removes them).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use arrow::array::{Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow::array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
 use benchhost_record::merge::identity_hash;
 use benchhost_record::scan::each_record;
 use benchhost_record::{Kind, Record};
-use futures::TryStreamExt;
-use iceberg::expr::Reference;
 use iceberg::io::FileIO;
-use iceberg::spec::{DataFile, DataFileFormat, Datum};
+use iceberg::spec::{DataFile, DataFileFormat};
 use iceberg::table::Table;
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
 use iceberg::writer::file_writer::ParquetWriterBuilder;
@@ -35,6 +33,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use tokio::sync::mpsc;
 
+use crate::held::{Checked, Ours};
 use crate::store::{IDENTITY, VARIANT, Warehouse};
 
 /// Records per chunk: ~64 MB of record text.
@@ -88,16 +87,6 @@ impl Row {
     }
 }
 
-/// The records one attempt wrote: their identities and where they fall (to find them in the table).
-#[derive(Default)]
-struct Ours {
-    ids: HashSet<u128>,
-    duplicates: usize,
-    first_ms: u64,
-    last_ms: u64,
-    benches: BTreeSet<String>,
-}
-
 /// What one attempt wrote, and the FileIO it wrote with (to remove it again).
 struct Written {
     files: Vec<DataFile>,
@@ -108,10 +97,11 @@ struct Written {
 /// Appends every record of `files` that the warehouse does not hold to it, in one commit.
 pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Published> {
     let mut held: HashSet<u128> = HashSet::new();
+    let mut checked = Checked::default();
     let mut attempts = 0;
     loop {
         let written = write(warehouse, files, &held).await?;
-        match land(warehouse, &written, &mut attempts).await {
+        match land(warehouse, &written, &mut checked, &mut attempts).await {
             Ok(None) => {
                 return Ok(Published {
                     records: written.ours.ids.len(),
@@ -139,14 +129,19 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
 
 /// Commits `written` on a table that holds none of its records: `None` once it landed, or the identities of
 /// those it holds.
-async fn land(warehouse: &Warehouse, written: &Written, attempts: &mut u32) -> Result<Option<HashSet<u128>>> {
+async fn land(
+    warehouse: &Warehouse,
+    written: &Written,
+    checked: &mut Checked,
+    attempts: &mut u32,
+) -> Result<Option<HashSet<u128>>> {
     if written.ours.ids.is_empty() {
         return Ok(None);
     }
     for _ in 0..ATTEMPTS {
         *attempts += 1;
         let table = warehouse.table().await?;
-        let found = present(&table, &written.ours).await?;
+        let found = checked.held(&table, &written.ours).await?;
         if !found.is_empty() {
             return Ok(Some(found));
         }
@@ -158,33 +153,6 @@ async fn land(warehouse: &Warehouse, written: &Written, attempts: &mut u32) -> R
         tokio::time::sleep(Duration::from_millis(5 * u64::from(*attempts) + jitter as u64)).await;
     }
     bail!("the commit lost the race {ATTEMPTS} times in a row; publish again (it adds nothing twice)")
-}
-
-/// Which of `ours` the table holds: the identity column of the partitions (days and benches) they fall in.
-async fn present(table: &Table, ours: &Ours) -> Result<HashSet<u128>> {
-    let mut found = HashSet::new();
-    if table.metadata().current_snapshot().is_none() {
-        return Ok(found);
-    }
-    let micros = |ms: u64| Datum::timestamptz_micros(ms as i64 * 1000);
-    let filter = Reference::new("ts")
-        .greater_than_or_equal_to(micros(ours.first_ms))
-        .and(Reference::new("ts").less_than_or_equal_to(micros(ours.last_ms)))
-        .and(Reference::new("bench").is_in(ours.benches.iter().map(Datum::string)));
-    let scan = table.scan().select([IDENTITY]).with_filter(filter).build()?;
-    let mut batches = scan.to_arrow().await?;
-    while let Some(batch) = batches.try_next().await? {
-        let column = batch.column(0).as_any().downcast_ref::<StringArray>();
-        let column = column.ok_or_else(|| anyhow!("the {IDENTITY} column is not text"))?;
-        for id in column.iter().flatten() {
-            if let Ok(id) = u128::from_str_radix(id, 16)
-                && ours.ids.contains(&id)
-            {
-                found.insert(id);
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// Writes the records of `files` but those `held`, and each identity once, as data files of the table.
@@ -255,7 +223,7 @@ fn send(tx: &mpsc::Sender<Vec<Row>>, chunk: Vec<Row>) -> Result<()> {
     tx.blocking_send(chunk).map_err(|_| anyhow!("the writer stopped"))
 }
 
-/// Writes one chunk as ZSTD-compressed Parquet files of `table`, one per (day, bench) partition.
+/// Writes one chunk as ZSTD-compressed Parquet files of `table`, one per (month, bench) partition.
 async fn write_chunk(table: &Table, rows: Vec<Row>) -> Result<Vec<DataFile>> {
     let metadata = table.metadata();
     let schema = Arc::new(iceberg::arrow::schema_to_arrow_schema(metadata.current_schema())?);

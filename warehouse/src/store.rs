@@ -1,7 +1,9 @@
 //! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog, on a sqlite file in a
 //! directory for one machine or on PostgreSQL with data on S3 for a fleet (see [`Location`]). One row per record
 //! (its time, bench, kind, run id, variant, identity and the whole record as JSON text), partitioned by
-//! `day(ts)` and `bench`, so a trend of one rig reads few files. The SQL catalog commits by compare-and-swap on
+//! `month(ts)` and `bench`, so a trend of one rig reads few files, and a publish of a nightly stream writes few
+//! (day partitions made a file of ~10 records per day and rig: 1,024 files for 10k records, which a publish
+//! over S3 then read back at ~40 ms each). Tables made with day partitions keep them. The SQL catalog commits by compare-and-swap on
 //! the table's metadata location (one row, one `UPDATE ... WHERE`); data files are written once under fresh
 //! names and never changed.
 
@@ -94,7 +96,7 @@ impl Warehouse {
         if !catalog.table_exists(&ident).await? {
             let schema = schema()?;
             let spec = PartitionSpec::builder(schema.clone())
-                .add_partition_field("ts", "day", Transform::Day)?
+                .add_partition_field("ts", "month", Transform::Month)?
                 .add_partition_field("bench", "bench", Transform::Identity)?
                 .build()?;
             let creation = TableCreation::builder().name(TABLE.to_string()).schema(schema).partition_spec(spec).build();
