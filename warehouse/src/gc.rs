@@ -79,8 +79,8 @@ async fn referenced(table: &Table) -> Result<HashSet<String>> {
 async fn list(location: &Location, data: &str) -> Result<Vec<Listed>> {
     let now = SystemTime::now();
     let age = |modified: SystemTime| now.duration_since(modified).unwrap_or_default();
-    match location {
-        Location::Dir(_) => {
+    match location.s3() {
+        None => {
             // Manifests name a local file as the table's location does, with or without `file:`.
             let dir = data.strip_prefix("file://").or_else(|| data.strip_prefix("file:")).unwrap_or(data);
             let scheme = &data[..data.len() - dir.len()];
@@ -93,7 +93,7 @@ async fn list(location: &Location, data: &str) -> Result<Vec<Listed>> {
             }
             Ok(listed)
         }
-        Location::Fleet { data: s3, .. } => {
+        Some(s3) => {
             let root = format!("s3://{}/", s3.bucket);
             let relative = data.strip_prefix(&root).unwrap_or(data);
             let entries = s3.operator()?.list_with(relative).recursive(true).await?;

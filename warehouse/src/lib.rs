@@ -16,5 +16,6 @@ mod held;
 pub mod location;
 mod pinned;
 pub mod publish;
+pub mod rest;
 pub mod store;
 pub mod tables;

@@ -5,6 +5,8 @@
 //!   Secrets never come from argv (visible in `ps` and shell history) nor land in records: the password comes
 //!   from `PGPASSWORD` or `~/.pgpass` (read by the driver), the S3 keys from `AWS_ACCESS_KEY_ID`,
 //!   `AWS_SECRET_ACCESS_KEY`, with `AWS_REGION` and `AWS_ENDPOINT_URL` (an S3-compatible server).
+//! - A REST catalog, `rest://HOST[:PORT]/PREFIX` (see [`Rest`]), with `--storage s3://BUCKET/PREFIX` when the
+//!   server keeps its tables on S3.
 //!
 //! Before anything is written, [`Location::check`] asks each server once, so that an unreachable catalog,
 //! refused credentials or a missing bucket is a one-line error in about a second, not the pool's 30 s timeout
@@ -22,6 +24,8 @@ use opendal::Operator;
 use sqlx::Connection;
 use url::Url;
 
+use crate::rest::Rest;
+
 /// How long a server has to answer the first question.
 const PROBE: Duration = Duration::from_secs(5);
 
@@ -32,6 +36,8 @@ pub enum Location {
     Dir(PathBuf),
     /// A fleet: a PostgreSQL catalog and data on S3.
     Fleet { catalog: Url, data: Box<S3> },
+    /// A REST catalog, and the S3 store its server places the table on (none: this machine's filesystem).
+    Rest { catalog: Box<Rest>, data: Option<Box<S3>> },
 }
 
 /// An S3 prefix and how to reach it.
@@ -47,7 +53,8 @@ pub struct S3 {
     secret: Option<String>,
 }
 
-const SCHEMES: &str = "a directory, or postgres://USER@HOST[:PORT]/DB with --storage s3://BUCKET/PREFIX";
+const SCHEMES: &str =
+    "a directory, postgres://USER@HOST[:PORT]/DB with --storage s3://BUCKET/PREFIX, or rest://HOST[:PORT]/PREFIX";
 
 impl Location {
     /// The location named by `--warehouse` (and `--storage`), with the S3 keys from the environment.
@@ -60,6 +67,10 @@ impl Location {
             }
             return Ok(Location::Dir(PathBuf::from(warehouse)));
         };
+        if scheme == "rest" {
+            let data = storage.map(S3::parse).transpose()?.map(Box::new);
+            return Ok(Location::Rest { catalog: Box::new(Rest::parse(warehouse)?), data });
+        }
         if !matches!(scheme, "postgres" | "postgresql") {
             bail!("--warehouse {warehouse}: unknown scheme `{scheme}://`; give {SCHEMES}");
         }
@@ -79,6 +90,26 @@ impl Location {
         match self {
             Location::Dir(dir) => dir.display().to_string(),
             Location::Fleet { catalog, data } => format!("{catalog} with data in {}", data.url()),
+            Location::Rest { catalog, data: Some(data) } => {
+                format!("{} with data in {}", catalog.describe(), data.url())
+            }
+            Location::Rest { catalog, data: None } => catalog.describe(),
+        }
+    }
+
+    /// The S3 store of the data, if it is on one.
+    pub fn s3(&self) -> Option<&S3> {
+        match self {
+            Location::Dir(_) | Location::Rest { data: None, .. } => None,
+            Location::Fleet { data, .. } | Location::Rest { data: Some(data), .. } => Some(data),
+        }
+    }
+
+    /// The namespace of the records table, level by level.
+    pub fn namespace(&self) -> Vec<String> {
+        match self {
+            Location::Rest { catalog, .. } => catalog.namespace.clone(),
+            Location::Dir(_) | Location::Fleet { .. } => vec!["benchhost".to_string()],
         }
     }
 
@@ -86,21 +117,12 @@ impl Location {
     /// written: the catalog does not answer, it refuses the credentials, the bucket does not exist or refuses
     /// the keys.
     pub async fn check(&self) -> Result<()> {
-        let Location::Fleet { catalog, data } = self else { return Ok(()) };
-        let host = catalog.host_str().unwrap_or("localhost");
-        let port = catalog.port().unwrap_or(5432);
-        let connect = tokio::net::TcpStream::connect((host, port));
-        match tokio::time::timeout(PROBE, connect).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => bail!("the catalog {catalog} does not answer: {e}"),
-            Err(_) => bail!("the catalog {catalog} does not answer within {} s", PROBE.as_secs()),
+        match self {
+            Location::Dir(_) => return Ok(()),
+            Location::Rest { catalog, .. } => catalog.check(PROBE).await?,
+            Location::Fleet { catalog, .. } => check_postgres(catalog).await?,
         }
-        let login = sqlx::PgConnection::connect(catalog.as_str());
-        match tokio::time::timeout(PROBE, login).await {
-            Ok(Ok(connection)) => drop(connection.close().await),
-            Ok(Err(e)) => bail!("the catalog {catalog} refused the connection: {e}"),
-            Err(_) => bail!("the catalog {catalog} did not let us log in within {} s", PROBE.as_secs()),
-        }
+        let Some(data) = self.s3() else { return Ok(()) };
         let (operator, dir) = (data.operator()?, data.dir());
         let list = operator.list_with(&dir).limit(1);
         match tokio::time::timeout(PROBE, list).await {
@@ -109,6 +131,25 @@ impl Location {
             Err(_) => bail!("the storage {} does not answer within {} s", data.url(), PROBE.as_secs()),
         }
     }
+}
+
+/// Connects to the PostgreSQL catalog and logs in once.
+async fn check_postgres(catalog: &Url) -> Result<()> {
+    let host = catalog.host_str().unwrap_or("localhost");
+    let port = catalog.port().unwrap_or(5432);
+    let connect = tokio::net::TcpStream::connect((host, port));
+    match tokio::time::timeout(PROBE, connect).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => bail!("the catalog {catalog} does not answer: {e}"),
+        Err(_) => bail!("the catalog {catalog} does not answer within {} s", PROBE.as_secs()),
+    }
+    let login = sqlx::PgConnection::connect(catalog.as_str());
+    match tokio::time::timeout(PROBE, login).await {
+        Ok(Ok(connection)) => drop(connection.close().await),
+        Ok(Err(e)) => bail!("the catalog {catalog} refused the connection: {e}"),
+        Err(_) => bail!("the catalog {catalog} did not let us log in within {} s", PROBE.as_secs()),
+    }
+    Ok(())
 }
 
 impl S3 {
@@ -188,7 +229,15 @@ mod tests {
         assert_eq!((catalog.port(), data.bucket.as_str(), data.prefix.as_str()), (Some(5433), "results", "nightly"));
         assert_eq!((data.url(), data.dir()), ("s3://results/nightly".to_string(), "nightly/".to_string()));
         assert!(error("mysql://h/db", None).contains("unknown scheme `mysql://`"));
-        assert!(error("rest://h/catalog", Some("s3://b")).contains("unknown scheme `rest://`"));
+        assert!(error("thrift://h/catalog", Some("s3://b")).contains("unknown scheme `thrift://`"));
+        let rest = Location::parse("rest://127.0.0.1:8181/dev?namespace=bronze.benchhost", None).unwrap();
+        assert_eq!(
+            (rest.describe(), rest.namespace()),
+            ("rest://127.0.0.1:8181/dev".into(), vec!["bronze".to_string(), "benchhost".to_string()])
+        );
+        assert!(rest.s3().is_none());
+        let on_s3 = Location::parse("rest://h/dev", Some("s3://results/wh")).unwrap();
+        assert_eq!(on_s3.describe(), "rest://h/dev with data in s3://results/wh");
         assert!(error("postgres://u:hunter2@h/db", Some("s3://b")).contains("PGPASSWORD"));
         assert!(!error("postgres://u:hunter2@h/db", Some("s3://b")).contains("hunter2"));
         assert!(error("postgres://u@h/db", None).contains("needs --storage"));

@@ -19,12 +19,15 @@ struct Cli {
 /// Where the warehouse is.
 #[derive(Args)]
 struct At {
-    /// The warehouse: a directory (catalog.sqlite and data/, created on first use) for one machine, or a
-    /// PostgreSQL catalog, postgres://USER@HOST[:PORT]/DB (password from PGPASSWORD or ~/.pgpass), for a fleet.
+    /// The warehouse: a directory (catalog.sqlite and data/, created on first use) for one machine, a
+    /// PostgreSQL catalog, postgres://USER@HOST[:PORT]/DB (password from PGPASSWORD or ~/.pgpass), for a fleet,
+    /// or an Iceberg REST catalog over HTTP, rest://HOST[:PORT]/PREFIX[?namespace=A.B] (bearer token from
+    /// ICEBERG_REST_TOKEN).
     #[arg(long, value_name = "DIR|URI")]
     warehouse: String,
-    /// Where a PostgreSQL catalog's data files go: s3://BUCKET/PREFIX (keys from AWS_ACCESS_KEY_ID and
-    /// AWS_SECRET_ACCESS_KEY, with AWS_REGION and AWS_ENDPOINT_URL).
+    /// Where a PostgreSQL catalog's data files go, or the S3 store a REST catalog keeps its tables on:
+    /// s3://BUCKET/PREFIX (keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, with AWS_REGION and
+    /// AWS_ENDPOINT_URL).
     #[arg(long, value_name = "s3://BUCKET/PREFIX")]
     storage: Option<String>,
 }
@@ -55,7 +58,7 @@ enum Command {
         /// The warehouse to query (a directory or a catalog URI, see publish).
         #[arg(long, value_name = "DIR|URI")]
         warehouse: Option<String>,
-        /// A PostgreSQL catalog's data location (see publish).
+        /// A catalog's data location on S3 (see publish).
         #[arg(long, value_name = "s3://BUCKET/PREFIX")]
         storage: Option<String>,
     },

@@ -1,5 +1,6 @@
 //! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog, on a sqlite file in a
-//! directory for one machine or on PostgreSQL with data on S3 for a fleet (see [`Location`]). One row per record
+//! directory for one machine or on PostgreSQL with data on S3 for a fleet, or behind a REST catalog (see
+//! [`Location`]). One row per record
 //! (its time, bench, kind, run id, variant, identity and the whole record as JSON text), partitioned by
 //! `month(ts)` and `bench`, so a trend of one rig reads few files, and a publish of a nightly stream writes few
 //! (day partitions made a file of ~10 records per day and rig: 1,024 files for 10k records, which a publish
@@ -12,21 +13,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use iceberg::io::LocalFsStorageFactory;
+use iceberg::io::{LocalFsStorageFactory, StorageFactory};
 use iceberg::spec::{DataFile, NestedField, PartitionSpec, PrimitiveType, Schema, Transform, Type};
 use iceberg::table::Table;
 use iceberg::transaction::{AddColumn, ApplyTransactionAction, Transaction};
 use iceberg::{Catalog, CatalogBuilder, ErrorKind, NamespaceIdent, TableCreation, TableIdent};
+use iceberg_catalog_rest::RestCatalogBuilder;
 use iceberg_catalog_sql::{
-    SQL_CATALOG_PROP_BIND_STYLE, SQL_CATALOG_PROP_URI, SQL_CATALOG_PROP_WAREHOUSE, SqlBindStyle, SqlCatalog,
-    SqlCatalogBuilder,
+    SQL_CATALOG_PROP_BIND_STYLE, SQL_CATALOG_PROP_URI, SQL_CATALOG_PROP_WAREHOUSE, SqlBindStyle, SqlCatalogBuilder,
 };
 use iceberg_storage_opendal::OpenDalStorageFactory;
 
-use crate::location::Location;
+use crate::location::{Location, S3};
 use crate::pinned::Pinned;
 
-const NAMESPACE: &str = "benchhost";
 const TABLE: &str = "records";
 /// The column of a record's variant (canonical JSON), so the newest record of each series is found without
 /// reading the records; absent from tables made before it, and null in their older rows.
@@ -39,7 +39,7 @@ const ATTEMPTS: u32 = 20;
 
 /// An open warehouse.
 pub struct Warehouse {
-    catalog: SqlCatalog,
+    catalog: Box<dyn Catalog>,
     ident: TableIdent,
     location: Location,
 }
@@ -87,13 +87,13 @@ impl Warehouse {
         location.check().await?;
         let catalog =
             connect(location).await.with_context(|| format!("opening the catalog {}", location.describe()))?;
-        let namespace = NamespaceIdent::new(NAMESPACE.to_string());
+        let namespace = NamespaceIdent::from_vec(location.namespace())?;
         let ident = TableIdent::new(namespace.clone(), TABLE.to_string());
         // Several publishers may open a new warehouse at once: creating what exists already is fine.
-        if !catalog.namespace_exists(&namespace).await? {
+        if !namespace_exists(catalog.as_ref(), &namespace).await? {
             let _ = catalog.create_namespace(&namespace, HashMap::new()).await;
         }
-        if !catalog.table_exists(&ident).await? {
+        if !table_exists(catalog.as_ref(), &ident).await? {
             let schema = schema()?;
             let spec = PartitionSpec::builder(schema.clone())
                 .add_partition_field("ts", "month", Transform::Month)?
@@ -101,7 +101,7 @@ impl Warehouse {
                 .build()?;
             let creation = TableCreation::builder().name(TABLE.to_string()).schema(schema).partition_spec(spec).build();
             if let Err(err) = catalog.create_table(&namespace, creation).await
-                && !catalog.table_exists(&ident).await?
+                && !table_exists(catalog.as_ref(), &ident).await?
             {
                 return Err(err).context("creating the records table");
             }
@@ -110,7 +110,8 @@ impl Warehouse {
         let table = warehouse.table().await?;
         if let Some(problem) = schema_problem(table.metadata().current_schema())? {
             bail!(
-                "the table {NAMESPACE}.{TABLE} of {} has another schema: {problem}; publish to a new warehouse",
+                "the table {} of {} has another schema: {problem}; publish to a new warehouse",
+                location.namespace().join(".") + "." + TABLE,
                 location.describe()
             );
         }
@@ -133,7 +134,7 @@ impl Warehouse {
     pub async fn commit_on(&self, table: Table, files: Vec<DataFile>) -> Result<bool> {
         let tx = Transaction::new(&table);
         let tx = tx.fast_append().add_data_files(files).apply(tx)?;
-        match tx.commit(&Pinned { catalog: &self.catalog, table }).await {
+        match tx.commit(&Pinned { catalog: self.catalog.as_ref(), table }).await {
             Ok(_) => Ok(true),
             Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => Ok(false),
             Err(err) => Err(err).context("committing the records"),
@@ -156,7 +157,7 @@ impl Warehouse {
                 update = update.add_column(AddColumn::optional(*column, Type::Primitive(PrimitiveType::String)));
             }
             let tx = update.apply(tx)?;
-            match tx.commit(&self.catalog).await {
+            match tx.commit(self.catalog.as_ref()).await {
                 Ok(_) => return Ok(()),
                 Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => {}
                 Err(err) => return Err(err).with_context(|| format!("adding the columns {}", missing.join(", "))),
@@ -166,28 +167,70 @@ impl Warehouse {
     }
 }
 
-/// The SQL catalog of `location`. PostgreSQL answers a `CREATE TABLE IF NOT EXISTS` racing another with a
-/// unique violation (both create the row type), so several publishers opening a new catalog at once retry.
-async fn connect(location: &Location) -> Result<SqlCatalog> {
-    let (props, storage): (_, Arc<dyn iceberg::io::StorageFactory>) = match location {
+/// Whether `namespace` exists, asked by a load: REST servers need not answer the `HEAD` of `namespace_exists`
+/// (lakana answers 405).
+async fn namespace_exists(catalog: &dyn Catalog, namespace: &NamespaceIdent) -> Result<bool> {
+    match catalog.get_namespace(namespace).await {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == ErrorKind::NamespaceNotFound => Ok(false),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Whether the table `ident` exists, asked by a load (see [`namespace_exists`]).
+async fn table_exists(catalog: &dyn Catalog, ident: &TableIdent) -> Result<bool> {
+    match catalog.load_table(ident).await {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == ErrorKind::TableNotFound => Ok(false),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The storage that reads and writes the data files of a catalog whose data is on `s3` (or on this machine).
+fn storage(s3: Option<&S3>) -> Arc<dyn StorageFactory> {
+    match s3 {
+        Some(_) => Arc::new(OpenDalStorageFactory::S3 { customized_credential_load: None }),
+        None => Arc::new(LocalFsStorageFactory),
+    }
+}
+
+/// The catalog of `location`.
+async fn connect(location: &Location) -> Result<Box<dyn Catalog>> {
+    let sql = |uri: String, warehouse: String, style: SqlBindStyle| {
+        HashMap::from([
+            (SQL_CATALOG_PROP_URI.to_string(), uri),
+            (SQL_CATALOG_PROP_WAREHOUSE.to_string(), warehouse),
+            (SQL_CATALOG_PROP_BIND_STYLE.to_string(), style.to_string()),
+        ])
+    };
+    match location {
         Location::Dir(dir) => {
             std::fs::create_dir_all(dir.join("data")).with_context(|| format!("creating {}", dir.display()))?;
             let dir = dir.canonicalize()?;
-            let props = HashMap::from([
-                (SQL_CATALOG_PROP_URI.to_string(), format!("sqlite:{}?mode=rwc", dir.join("catalog.sqlite").display())),
-                (SQL_CATALOG_PROP_WAREHOUSE.to_string(), dir.join("data").display().to_string()),
-                (SQL_CATALOG_PROP_BIND_STYLE.to_string(), SqlBindStyle::QMark.to_string()),
-            ]);
-            (props, Arc::new(LocalFsStorageFactory))
+            let uri = format!("sqlite:{}?mode=rwc", dir.join("catalog.sqlite").display());
+            let props = sql(uri, dir.join("data").display().to_string(), SqlBindStyle::QMark);
+            Ok(Box::new(connect_sql(props, storage(None)).await?))
         }
         Location::Fleet { catalog, data } => {
             let mut props = data.properties();
-            props.insert(SQL_CATALOG_PROP_URI.to_string(), catalog.to_string());
-            props.insert(SQL_CATALOG_PROP_WAREHOUSE.to_string(), data.url());
-            props.insert(SQL_CATALOG_PROP_BIND_STYLE.to_string(), SqlBindStyle::DollarNumeric.to_string());
-            (props, Arc::new(OpenDalStorageFactory::S3 { customized_credential_load: None }))
+            props.extend(sql(catalog.to_string(), data.url(), SqlBindStyle::DollarNumeric));
+            Ok(Box::new(connect_sql(props, storage(Some(data))).await?))
         }
-    };
+        Location::Rest { catalog, data } => {
+            let mut props = data.as_ref().map(|s3| s3.properties()).unwrap_or_default();
+            props.extend(catalog.properties());
+            let builder = RestCatalogBuilder::default().with_storage_factory(storage(location.s3()));
+            Ok(Box::new(builder.load("benchhost", props).await?))
+        }
+    }
+}
+
+/// A SQL catalog. PostgreSQL answers a `CREATE TABLE IF NOT EXISTS` racing another with a unique violation
+/// (both create the row type), so several publishers opening a new catalog at once retry.
+async fn connect_sql(
+    props: HashMap<String, String>,
+    storage: Arc<dyn StorageFactory>,
+) -> Result<iceberg_catalog_sql::SqlCatalog> {
     let mut attempt = 0;
     loop {
         let builder = SqlCatalogBuilder::default().with_storage_factory(storage.clone());
@@ -235,7 +278,7 @@ mod tests {
         runtime.block_on(async {
             let location = Location::Dir(dir.path().to_owned());
             let catalog = connect(&location).await.unwrap();
-            let namespace = NamespaceIdent::new(NAMESPACE.to_string());
+            let namespace = NamespaceIdent::from_vec(location.namespace()).unwrap();
             catalog.create_namespace(&namespace, HashMap::new()).await.unwrap();
             let other = columns(&[("ts", PrimitiveType::Long, true), ("bench", PrimitiveType::String, true)]);
             let creation = TableCreation::builder().name(TABLE.to_string()).schema(other).build();

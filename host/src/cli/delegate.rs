@@ -43,9 +43,11 @@ pub fn run(command: &str, args: &[String]) -> Result<ExitCode> {
 fn help(command: &str) -> String {
     let usage = match command {
         "publish" => {
-            "benchhost publish FILE... --warehouse DIR|postgres://USER@HOST/DB [--storage s3://BUCKET/PREFIX]\n\n\
+            "benchhost publish FILE... --warehouse DIR|postgres://USER@HOST/DB|rest://HOST/PREFIX \
+             [--storage s3://BUCKET/PREFIX]\n\n\
              Appends the records of results files to the warehouse (an Iceberg table behind a SQL catalog on \
-             sqlite in DIR, or on PostgreSQL with data on S3), in one commit, each record once."
+             sqlite in DIR, or on PostgreSQL with data on S3, or behind a REST catalog), in one commit, each \
+             record once."
         }
         "gc" => {
             "benchhost gc --warehouse DIR|URI [--storage s3://BUCKET/PREFIX] [--older-than AGE]\n\nRemoves the \

@@ -64,6 +64,9 @@ pub const PUBLISH: &str = "Examples:
   benchhost publish results/results.jsonl --warehouse wh
   PGPASSWORD=... AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \\
     benchhost publish results/results.jsonl --warehouse postgres://bench@db.internal/benchhost \\
+    --storage s3://perf-results/warehouse
+  ICEBERG_REST_TOKEN=... AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \\
+    benchhost publish results/results.jsonl --warehouse 'rest://catalog.internal:8181/perf?namespace=bench' \\
     --storage s3://perf-results/warehouse";
 
 /// `benchhost gc`.

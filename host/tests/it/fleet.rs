@@ -1,21 +1,25 @@
 //! A fleet without a shared disk: four "machines" (processes with working directories of their own) run their
-//! shard of one matrix and publish at once to a warehouse on real servers, PostgreSQL for the catalog and an
-//! S3 server for the data; a fifth reports and queries. Every record is counted once, publishing is
+//! shard of one matrix and publish at once to a warehouse on real servers, PostgreSQL for the catalog (or
+//! lakana-server, an Iceberg REST catalog on PostgreSQL) and an S3 server for the data; a fifth reports and
+//! queries. Every record is counted once, publishing is
 //! idempotent, a publisher killed in its commit leaves the table whole, and `gc` removes what it wrote.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use crate::support::lakana::{self, Lakana};
 use crate::support::servers::{self, BUCKET, PG_PASSWORD, Postgres, S3Server};
 use crate::support::{Sandbox, bin, workspace_plugins};
 
 const RIGS: &str = "[rig.wal]\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"], rows = [100, 200, 300] }\n";
 const PREFIX: &str = "nightly";
 
+/// The servers of one fleet: PostgreSQL and an S3 server, and for the REST arm lakana in front of them.
 struct Fleet {
     postgres: Postgres,
     s3: S3Server,
+    rest: Option<Lakana>,
 }
 
 impl Fleet {
@@ -26,19 +30,39 @@ impl Fleet {
             eprintln!("skipped: no PostgreSQL or s3s-fs (run .ci/run once to install them)");
             return None;
         };
-        Some(Fleet { postgres: Postgres::start(&pg), s3: S3Server::start(&s3) })
+        Some(Fleet { postgres: Postgres::start(&pg), s3: S3Server::start(&s3), rest: None })
     }
 
-    /// `benchhost ARGS... --warehouse postgres://... --storage s3://fleet/nightly` in `dir`, with the secrets in
-    /// the environment.
+    /// The servers with lakana-server, a REST catalog, in front of PostgreSQL and S3.
+    fn start_rest() -> Option<Fleet> {
+        let Some(binary) = lakana::lakana_bin() else {
+            assert!(std::env::var_os("CI").is_none(), "CI must provide lakana-server (see .ci/run)");
+            eprintln!("skipped: no lakana-server (run .ci/run once to install it)");
+            return None;
+        };
+        let mut fleet = Fleet::start()?;
+        fleet.rest = Some(Lakana::start(&binary, &fleet.postgres, &fleet.s3));
+        Some(fleet)
+    }
+
+    /// `--warehouse` and `--storage` of this fleet.
+    fn warehouse(&self) -> (String, String) {
+        match &self.rest {
+            Some(lakana) => (lakana.uri(), format!("s3://{BUCKET}/{}", lakana::ROOT)),
+            None => (self.postgres.uri(), format!("s3://{BUCKET}/{PREFIX}")),
+        }
+    }
+
+    /// `benchhost ARGS... --warehouse URI --storage s3://...` in `dir`, with the secrets in the environment.
     fn command(&self, dir: &Path, args: &[&str]) -> Command {
-        self.command_at(dir, args, &self.postgres.uri(), &format!("s3://{BUCKET}/{PREFIX}"))
+        let (warehouse, storage) = self.warehouse();
+        self.command_at(dir, args, &warehouse, &storage)
     }
 
     fn command_at(&self, dir: &Path, args: &[&str], warehouse: &str, storage: &str) -> Command {
         let mut command = Command::new(bin());
         command.current_dir(dir).args(args).args(["--warehouse", warehouse, "--storage", storage]);
-        command.env("PGPASSWORD", PG_PASSWORD).envs(self.s3.env());
+        command.env("PGPASSWORD", PG_PASSWORD).envs(self.s3.env()).env("ICEBERG_REST_TOKEN", Lakana::token());
         command
     }
 
@@ -58,6 +82,14 @@ impl Fleet {
             row.unwrap_or_else(|| panic!("{out}")).split('|').filter_map(|c| c.trim().parse().ok()).collect();
         (cells[0], cells[1])
     }
+
+    /// The data files in the bucket, wherever the catalog placed the table.
+    fn data_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> =
+            self.s3.files("").into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")).collect();
+        files.sort();
+        files
+    }
 }
 
 fn run_shard(machine: &Sandbox, shard: &str, run_id: &str) {
@@ -75,7 +107,33 @@ fn wait_all(children: Vec<Child>) {
 
 #[test]
 fn four_machines_publish_at_once_and_every_record_is_counted_once() {
-    let Some(fleet) = Fleet::start() else { return };
+    if let Some(fleet) = Fleet::start() {
+        publish_at_once(&fleet);
+    }
+}
+
+#[test]
+fn four_machines_publish_at_once_through_a_rest_catalog_and_every_record_is_counted_once() {
+    if let Some(fleet) = Fleet::start_rest() {
+        publish_at_once(&fleet);
+    }
+}
+
+#[test]
+fn a_publisher_killed_in_its_commit_adds_nothing_and_gc_removes_its_files() {
+    if let Some(fleet) = Fleet::start() {
+        killed_in_commit(&fleet);
+    }
+}
+
+#[test]
+fn a_publisher_killed_in_its_commit_to_a_rest_catalog_adds_nothing_and_gc_removes_its_files() {
+    if let Some(fleet) = Fleet::start_rest() {
+        killed_in_commit(&fleet);
+    }
+}
+
+fn publish_at_once(fleet: &Fleet) {
     let machines: Vec<Sandbox> = (0..4).map(|_| Sandbox::new()).collect();
     for (i, machine) in machines.iter().enumerate() {
         run_shard(machine, &format!("{}/4", i + 1), "fleet-1");
@@ -96,14 +154,11 @@ fn four_machines_publish_at_once_and_every_record_is_counted_once() {
     assert_eq!(fleet.counts(reader.path()), (9, 9));
 }
 
-#[test]
-fn a_publisher_killed_in_its_commit_adds_nothing_and_gc_removes_its_files() {
-    let Some(fleet) = Fleet::start() else { return };
+fn killed_in_commit(fleet: &Fleet) {
     let first = Sandbox::new();
     run_shard(&first, "1/1", "night-1");
     fleet.ok(first.path(), &["publish", "r.jsonl"]);
-    let data = format!("{PREFIX}/benchhost/records/data");
-    let kept = fleet.s3.files(&data);
+    let kept = fleet.data_files();
 
     let machine = Sandbox::new();
     run_shard(&machine, "1/1", "night-2");
@@ -120,7 +175,7 @@ fn a_publisher_killed_in_its_commit_adds_nothing_and_gc_removes_its_files() {
     publisher.wait().unwrap();
     let reader = Sandbox::new();
     assert_eq!(fleet.counts(reader.path()), (9, 9), "all out: the first night only");
-    let orphans = fleet.s3.files(&data).len() - kept.len();
+    let orphans = fleet.data_files().len() - kept.len();
     assert!(orphans > 0, "the killed publisher wrote its data files");
 
     // A young orphan may be a publisher still at work: kept. Past the grace period, removed; nothing else is.
@@ -129,7 +184,7 @@ fn a_publisher_killed_in_its_commit_adds_nothing_and_gc_removes_its_files() {
     std::thread::sleep(Duration::from_secs(2));
     let out = fleet.ok(reader.path(), &["gc", "--older-than", "1s"]);
     assert!(out.contains(&format!("removed {orphans} orphans")), "{out}");
-    assert_eq!(fleet.s3.files(&data), kept, "only the orphans are gone");
+    assert_eq!(fleet.data_files(), kept, "only the orphans are gone");
     assert_eq!(fleet.counts(reader.path()), (9, 9));
 
     // The retry publishes the whole file once; a second retry adds nothing.
@@ -145,16 +200,9 @@ fn bad_fleet_input_is_one_line_and_writes_nothing() {
     let Some(fleet) = Fleet::start() else { return };
     let machine = Sandbox::new();
     run_shard(&machine, "1/1", "night-1");
-    let refused = |command: &mut Command, expect: &str| {
-        let output = command.output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
-        assert!(stderr.contains(expect), "{expect:?} in {stderr}");
-    };
     let (dir, publish) = (machine.path(), &["publish", "r.jsonl"]);
-    let (uri, storage) = (fleet.postgres.uri(), format!("s3://{BUCKET}/{PREFIX}"));
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (uri, storage) = fleet.warehouse();
+    let closed = servers::free_port();
     let unreachable = format!("postgres://bench@127.0.0.1:{closed}/postgres");
     refused(&mut fleet.command_at(dir, publish, &unreachable, &storage), "does not answer");
     refused(fleet.command(dir, publish).env("PGPASSWORD", "wrong"), "password authentication failed");
@@ -164,4 +212,33 @@ fn bad_fleet_input_is_one_line_and_writes_nothing() {
     let mysql = "mysql://bench@127.0.0.1/db";
     refused(&mut fleet.command_at(dir, publish, mysql, &storage), "unknown scheme `mysql://`");
     assert!(fleet.s3.files(PREFIX).is_empty(), "nothing was written");
+}
+
+#[test]
+fn bad_rest_catalog_input_is_one_line_and_writes_nothing() {
+    let Some(fleet) = Fleet::start_rest() else { return };
+    let machine = Sandbox::new();
+    run_shard(&machine, "1/1", "night-1");
+    let (dir, publish) = (machine.path(), &["publish", "r.jsonl"]);
+    let (uri, storage) = fleet.warehouse();
+    let port = fleet.rest.as_ref().unwrap().port;
+    let closed = servers::free_port();
+    let unreachable = uri.replace(&format!(":{port}/"), &format!(":{closed}/"));
+    refused(&mut fleet.command_at(dir, publish, &unreachable, &storage), "does not answer");
+    refused(fleet.command(dir, publish).env("ICEBERG_REST_TOKEN", "wrong"), "refused the token in ICEBERG_REST_TOKEN");
+    let unknown = uri.replace(&format!("/{}?", lakana::ENVIRONMENT), "/nosuch?");
+    refused(&mut fleet.command_at(dir, publish, &unknown, &storage), "no catalog `nosuch`");
+    refused(&mut fleet.command_at(dir, publish, &uri, "s3://no-such-bucket/x"), "s3://no-such-bucket/x");
+    let in_uri = uri.replace("rest://", "rest://admin:hunter2@");
+    refused(&mut fleet.command_at(dir, publish, &in_uri, &storage), "ICEBERG_REST_TOKEN");
+    assert!(fleet.s3.files("").is_empty(), "nothing was written");
+}
+
+/// The command fails with one line on stderr that says `expect`.
+fn refused(command: &mut Command, expect: &str) {
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(expect), "{expect:?} in {stderr}");
 }

@@ -9,6 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use benchhost_record::Record;
 use benchhost_record::reader;
 
+pub mod lakana;
 pub mod servers;
 
 /// The benchhost binary under test.

@@ -14,7 +14,7 @@ pub const S3_KEY: &str = "fleetkey";
 pub const S3_SECRET: &str = "fleet-secret-key";
 pub const BUCKET: &str = "fleet";
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
