@@ -99,7 +99,7 @@ fn fold_with<A: Send>(
                                 part.records += 1;
                                 continue;
                             }
-                            if let Err(fatal) = parse_line(name, &line, &|entry| entry, &mut items) {
+                            if let Err(fatal) = parse_line(name, &line, &|entry, _| entry, &mut items) {
                                 if part.fatal.as_ref().is_none_or(|(first, _)| index < *first) {
                                     part.fatal = Some((index, fatal));
                                 }

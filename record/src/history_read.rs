@@ -114,7 +114,7 @@ impl History {
             for (at, (line, text)) in std::mem::take(&mut group.pending) {
                 let mut parsed = Vec::new();
                 let raw = RawLine { line, offset: 0, raw: text.as_bytes(), torn: false };
-                let _ = crate::reader::parse_line(name, &raw, &|entry| entry, &mut parsed);
+                let _ = crate::reader::parse_line(name, &raw, &|entry, _| entry, &mut parsed);
                 match parsed.pop() {
                     Some(Scanned::Record(entry)) => {
                         let record = History::arrival(entry.record).record;

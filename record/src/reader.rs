@@ -81,7 +81,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Stream> {
     let fatal = parse_block(
         &path.display().to_string(),
         Block { first_line: 1, offset: 0, bytes, last: true },
-        &|e| e,
+        &|e, _| e,
         &mut lines,
     );
     for item in lines {
@@ -143,7 +143,7 @@ pub(crate) fn raw_lines<'a>(block: &Block<'a>) -> impl Iterator<Item = RawLine<'
 pub(crate) fn parse_block<T>(
     name: &str,
     block: Block<'_>,
-    map: &impl Fn(Entry) -> T,
+    map: &impl Fn(Entry, &str) -> T,
     out: &mut Vec<Scanned<T>>,
 ) -> Option<anyhow::Error> {
     for line in raw_lines(&block) {
@@ -162,18 +162,19 @@ const RECORD_START: &[u8] = b"{\"schema\":";
 pub(crate) fn parse_line<T>(
     name: &str,
     at: &RawLine<'_>,
-    map: &impl Fn(Entry) -> T,
+    map: &impl Fn(Entry, &str) -> T,
     out: &mut Vec<Scanned<T>>,
 ) -> Result<()> {
     let RawLine { line, offset, raw, torn } = *at;
     if raw.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
-    let entry = |record| Scanned::Record(map(Entry { line, offset, len: raw.len(), record }));
+    // Text that parses as JSON is UTF-8: `text` is the line's whole text wherever a record is made.
+    let text = std::str::from_utf8(raw).unwrap_or_default();
+    let entry = |record| Scanned::Record(map(Entry { line, offset, len: raw.len(), record }, text));
     // The common case in one typed parse (of text checked as UTF-8 once, not string by string); everything
     // else takes the path that names what is wrong.
-    if let Ok(text) = std::str::from_utf8(raw)
-        && let Ok(record) = serde_json::from_str::<Record>(text)
+    if let Ok(record) = serde_json::from_str::<Record>(text)
         && record.schema == SCHEMA
     {
         out.push(entry(record));

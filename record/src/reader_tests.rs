@@ -64,7 +64,7 @@ fn entries_say_where_their_text_is() {
     let text = format!("{GOOD}\n\n{}{GOOD}\n", &GOOD[..10]);
     let mut entries = Vec::new();
     let block = Block { first_line: 1, offset: 0, bytes: text.as_bytes(), last: true };
-    assert!(parse_block("r", block, &|e| e, &mut entries).is_none());
+    assert!(parse_block("r", block, &|e, _| e, &mut entries).is_none());
     let places: Vec<(usize, u64, usize)> = entries
         .iter()
         .filter_map(|e| match e {

@@ -39,7 +39,7 @@ pub fn scan<T: Send>(
     map: impl Fn(Entry) -> T + Sync,
     fold: impl FnMut(Scanned<T>) -> Result<()>,
 ) -> Result<()> {
-    scan_with(path, threads(), BLOCK, map, fold)
+    scan_with(path, threads(), BLOCK, move |entry, _| map(entry), fold)
 }
 
 /// Every record of the stream at `path`, as a command reads it: `map` on the workers, `each` in line order;
@@ -48,10 +48,19 @@ pub fn scan<T: Send>(
 pub fn each_record<T: Send>(
     path: &Path,
     map: impl Fn(Entry) -> T + Sync,
+    each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    each_record_with_text(path, move |entry, _| map(entry), each)
+}
+
+/// [`each_record`] whose `map` also gets the record's text as the file holds it (valid while `map` runs).
+pub fn each_record_with_text<T: Send>(
+    path: &Path,
+    map: impl Fn(Entry, &str) -> T + Sync,
     mut each: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let (mut problems, mut records) = (Vec::new(), 0);
-    scan(path, map, |item| match item {
+    scan_with(path, threads(), BLOCK, map, |item| match item {
         Scanned::Record(mapped) => {
             records += 1;
             each(mapped)
@@ -68,7 +77,7 @@ fn scan_with<T: Send>(
     path: &Path,
     threads: usize,
     block: usize,
-    map: impl Fn(Entry) -> T + Sync,
+    map: impl Fn(Entry, &str) -> T + Sync,
     mut fold: impl FnMut(Scanned<T>) -> Result<()>,
 ) -> Result<()> {
     let name = path.display().to_string();
@@ -165,7 +174,7 @@ fn read_ahead(mut blocks: Blocks, work: &SyncSender<(usize, Owned)>, tokens: &Re
 
 type Parsed<T> = (Vec<Scanned<T>>, Option<anyhow::Error>);
 
-fn parse<T>(name: &str, block: &Owned, map: &impl Fn(Entry) -> T) -> Parsed<T> {
+fn parse<T>(name: &str, block: &Owned, map: &impl Fn(Entry, &str) -> T) -> Parsed<T> {
     let mut items = Vec::new();
     let view = Block { first_line: block.first_line, offset: block.offset, bytes: &block.bytes, last: block.last };
     let fatal = parse_block(name, view, map, &mut items);

@@ -22,7 +22,7 @@ fn pass(text: &str, threads: usize, block: usize) -> (Vec<(usize, u64, i64)>, Ve
     let path = dir.path().join("r.jsonl");
     std::fs::write(&path, text).unwrap();
     let (mut records, mut problems) = (Vec::new(), Vec::new());
-    let map = |e: Entry| (e.line, e.offset, e.record.variant["a"].as_i64().unwrap());
+    let map = |e: Entry, _: &str| (e.line, e.offset, e.record.variant["a"].as_i64().unwrap());
     scan_with(&path, threads, block, map, |item| {
         match item {
             Scanned::Record(r) => records.push(r),
@@ -66,7 +66,7 @@ fn another_schema_ends_the_pass_after_the_lines_before_it() {
             &path,
             threads,
             block,
-            |e| e.record.variant["a"].as_i64().unwrap(),
+            |e, _| e.record.variant["a"].as_i64().unwrap(),
             |item| {
                 if let Scanned::Record(a) = item {
                     last = a;
@@ -98,7 +98,7 @@ fn an_error_of_the_fold_ends_the_pass() {
             &path,
             threads,
             400,
-            |e| e.line,
+            |e, _| e.line,
             |_| {
                 seen += 1;
                 if seen == 10 { Err(anyhow!("closed pipe")) } else { Ok(()) }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use arrow::array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
 use benchhost_record::merge::identity_hash;
-use benchhost_record::scan::each_record;
+use benchhost_record::scan::each_record_with_text;
 use benchhost_record::{Kind, Record};
 use iceberg::io::FileIO;
 use iceberg::spec::{DataFile, DataFileFormat};
@@ -68,8 +68,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row of `record`.
-    pub fn of(record: &Record) -> Row {
+    /// The row of `record`, with its text as the file holds it, `text` (no second serialization, and the
+    /// fields a newer benchhost added are kept).
+    pub fn of(record: &Record, text: &str) -> Row {
         let kind = match record.kind {
             Kind::Measurement => "measurement",
             Kind::Verdict => "verdict",
@@ -82,7 +83,7 @@ impl Row {
             run_id: record.run.id.clone(),
             variant: serde_json::to_string(&record.variant).expect("variants serialize"),
             identity: identity_hash(record),
-            line: record.to_line(),
+            line: text.to_string(),
         }
     }
 }
@@ -188,9 +189,9 @@ fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Ro
     let mut ours = Ours { first_ms: u64::MAX, ..Ours::default() };
     let mut chunk = Vec::with_capacity(CHUNK);
     for file in files {
-        each_record(
+        each_record_with_text(
             file,
-            |entry| Row::of(&entry.record),
+            |entry, text| Row::of(&entry.record, text),
             |row| {
                 if held.contains(&row.identity) {
                     return Ok(());

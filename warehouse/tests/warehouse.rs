@@ -196,3 +196,22 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
     entries.flat_map(|e| if e.path().is_dir() { walk(&e.path()) } else { vec![e.path()] }).collect()
 }
+
+#[test]
+fn a_published_record_comes_back_as_its_file_held_it_with_fields_this_build_does_not_know() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("wh");
+    let text = std::fs::read_to_string(results("wal.jsonl")).unwrap();
+    let first = text.lines().next().unwrap();
+    // A field a newer benchhost may add: readers skip it, and the warehouse keeps it.
+    let newer = format!("{},\"added_later\":{{\"by\":\"a newer benchhost\"}}}}", &first[..first.len() - 1]);
+    let stream = dir.path().join("newer.jsonl");
+    std::fs::write(&stream, format!("{newer}\n")).unwrap();
+    let status = Command::new(bin()).args(["publish", "--warehouse"]).arg(&warehouse).arg(&stream).status();
+    assert!(status.unwrap().success());
+    let out = dir.path().join("export.jsonl");
+    let mut export = Command::new(bin());
+    export.args(["export", "--warehouse"]).arg(&warehouse).arg("--out").arg(&out);
+    assert!(export.status().unwrap().success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("{newer}\n"));
+}
