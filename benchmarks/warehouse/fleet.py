@@ -2,10 +2,11 @@
 """Publishing throughput of a fleet warehouse: PostgreSQL catalog, data on an S3 server, 1, 4 and 8 publishers.
 
     python3 benchmarks/warehouse/fleet.py [--records 100000] [--publishers 1,4,8] [--reps 3]
-        [--out results/warehouse-fleet.json]
+        [--store s3s-fs|garage] [--out results/warehouse-fleet.json]
 
-Starts a private PostgreSQL cluster (initdb, pg_ctl; as the `postgres` user when run as root) and s3s-fs (as
-`.ci/run` installs it, or BENCHHOST_S3S_FS) on 127.0.0.1, generates --records records of realistic shape
+Starts a private PostgreSQL cluster (initdb, pg_ctl; as the `postgres` user when run as root) and an S3 server
+on 127.0.0.1: s3s-fs (as `.ci/run` installs it, or BENCHHOST_S3S_FS), or Garage 2.5.0 as a single node
+(`cargo install garage@2.5.0 --locked --root ~/.cache/benchhost/garage-2.5.0`, or BENCHHOST_GARAGE); generates --records records of realistic shape
 (benchmarks/history/generate.py), and splits them into as many files as there are publishers, so every
 configuration publishes the same records. Each repetition publishes into a fresh database and prefix, all
 publishers started at once; it takes the wall time from the first start to the last exit, and the commit
@@ -88,6 +89,41 @@ def start_s3(base):
     return port, proc
 
 
+def start_garage(base):
+    """Garage as one node that makes its own layout, key and bucket (`--single-node --default-bucket`)."""
+    binary = os.environ.get("BENCHHOST_GARAGE") or str(Path.home() / ".cache/benchhost/garage-2.5.0/bin/garage")
+    if not Path(binary).exists():
+        sys.exit(f"no Garage at {binary}: cargo install garage@2.5.0 --locked, or set BENCHHOST_GARAGE")
+    base.mkdir(parents=True)
+    s3_port, rpc_port, admin_port = free_port(), free_port(), free_port()
+    config = base / "garage.toml"
+    config.write_text(f"""metadata_dir = "{base / 'meta'}"
+data_dir = "{base / 'data'}"
+db_engine = "sqlite"
+replication_factor = 1
+rpc_bind_addr = "127.0.0.1:{rpc_port}"
+rpc_public_addr = "127.0.0.1:{rpc_port}"
+rpc_secret = "{os.urandom(32).hex()}"
+
+[s3_api]
+s3_region = "us-east-1"
+api_bind_addr = "127.0.0.1:{s3_port}"
+root_domain = ".s3.garage.localhost"
+
+[admin]
+api_bind_addr = "127.0.0.1:{admin_port}"
+admin_token = "{os.urandom(32).hex()}"
+""")
+    config.chmod(0o600)  # Garage refuses a configuration with secrets that others can read
+    env = dict(os.environ, GARAGE_CONFIG_FILE=str(config), GARAGE_DEFAULT_ACCESS_KEY=KEY,
+               GARAGE_DEFAULT_SECRET_KEY=SECRET, GARAGE_DEFAULT_BUCKET=BUCKET)
+    with open(base / "garage.log", "w") as log:
+        proc = subprocess.Popen([binary, "server", "--single-node", "--default-bucket"], env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    wait_for(s3_port)
+    return s3_port, proc
+
+
 def split(stream, parts, out_dir):
     lines = stream.read_text().splitlines(keepends=True)
     files = []
@@ -103,6 +139,7 @@ def main():
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--publishers", default="1,4,8")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--store", choices=["s3s-fs", "garage"], default="s3s-fs")
     ap.add_argument("--out", type=Path, default=ROOT / "results/warehouse-fleet.json")
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
@@ -115,10 +152,10 @@ def main():
     pg_dir, s3_dir = work / "pg", work / "s3"
     pg_dir.mkdir()
     pg_port, bin_dir, stop_pg = start_postgres(pg_dir)
-    s3_port, s3 = start_s3(s3_dir)
+    s3_port, s3 = start_garage(s3_dir) if args.store == "garage" else start_s3(s3_dir)
     env = dict(os.environ, PGPASSWORD=PASSWORD, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET,
                AWS_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://127.0.0.1:{s3_port}")
-    figures = {"argv": sys.argv, "records": args.records, "configs": {}}
+    figures = {"argv": sys.argv, "store": args.store, "records": args.records, "configs": {}}
     try:
         stream = work / "stream.jsonl"
         subprocess.run([sys.executable, str(ROOT / "benchmarks/history/generate.py"), "--records", str(args.records),
