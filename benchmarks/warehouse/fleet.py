@@ -145,7 +145,10 @@ def main():
     args = ap.parse_args()
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "-p", "benchhost-warehouse"], cwd=ROOT, check=True)
+        # Built with benchhost, as the README does: alone, the warehouse resolves other features and rebuilds
+        # DataFusion.
+        subprocess.run(["cargo", "build", "--release", "-p", "benchhost", "-p", "benchhost-warehouse"], cwd=ROOT,
+                       check=True)
     warehouse = target / "release/benchhost-warehouse"
     work = Path(tempfile.mkdtemp(prefix="benchhost-fleet-"))
     work.chmod(0o755)  # the postgres user must reach its cluster inside
