@@ -6,9 +6,9 @@
 
 Starts a private PostgreSQL cluster (initdb, pg_ctl; as the `postgres` user when run as root) and an S3 server
 on 127.0.0.1: s3s-fs (as `.ci/run` installs it, or BENCHHOST_S3S_FS), or Garage 2.5.0 as a single node
-(`cargo install garage@2.5.0 --locked --root ~/.cache/benchhost/garage-2.5.0`, or BENCHHOST_GARAGE); generates --records records of realistic shape
-(benchmarks/history/generate.py), and splits them into as many files as there are publishers, so every
-configuration publishes the same records. Each repetition publishes into a fresh database and prefix, all
+(`cargo install garage@2.5.0 --locked --root ~/.cache/benchhost/garage-2.5.0`, or BENCHHOST_GARAGE);
+generates --records records of realistic shape (benchmarks/history/generate.py), and splits them into as many
+files as there are publishers, so every configuration publishes the same records. Each repetition publishes into a fresh database and prefix, all
 publishers started at once; it takes the wall time from the first start to the last exit, and the commit
 attempts each publisher reports (an attempt past the first is a commit that lost the race and was checked and
 tried again). Uses the release build of benchhost-warehouse (built unless --no-build).
