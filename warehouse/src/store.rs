@@ -1,12 +1,11 @@
 //! The warehouse: an Iceberg table `benchhost.records` behind iceberg's SQL catalog, on a sqlite file in a
 //! directory for one machine or on PostgreSQL with data on S3 for a fleet, or behind a REST catalog (see
-//! [`Location`]). One row per record
-//! (its time, bench, kind, run id, variant, identity and the whole record as JSON text), partitioned by
-//! `month(ts)` and `bench`, so a trend of one rig reads few files, and a publish of a nightly stream writes few
-//! (day partitions made a file of ~10 records per day and rig: 1,024 files for 10k records, which a publish
-//! over S3 then read back at ~40 ms each). Tables made with day partitions keep them. The SQL catalog commits by compare-and-swap on
-//! the table's metadata location (one row, one `UPDATE ... WHERE`); data files are written once under fresh
-//! names and never changed.
+//! [`Location`]). One row per record (its time, bench, kind, run id, variant, identity and the whole record as
+//! JSON text), partitioned by `month(ts)` and `bench`, so a trend of one rig reads few files, and a publish of a
+//! nightly stream writes few (day partitions made a file of ~10 records per day and rig: 1,024 files for 10k
+//! records, which a publish over S3 then read back at ~40 ms each). Tables made with day partitions keep them.
+//! The SQL catalog commits by compare-and-swap on the table's metadata location (one row, one
+//! `UPDATE ... WHERE`); data files are written once under fresh names and never changed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
