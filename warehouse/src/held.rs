@@ -38,8 +38,6 @@ pub struct Ours {
 #[derive(Default)]
 pub struct Checked {
     paths: HashSet<String>,
-    /// Files read, over every check.
-    pub files_read: usize,
 }
 
 impl Checked {
@@ -64,7 +62,6 @@ impl Checked {
         while let Some((path, ids)) = reads.try_next().await? {
             found.extend(ids.into_iter().filter(|id| ours.ids.contains(id)));
             self.paths.insert(path);
-            self.files_read += 1;
         }
         Ok(found)
     }

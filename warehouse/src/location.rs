@@ -26,6 +26,9 @@ use url::Url;
 
 use crate::rest::Rest;
 
+/// The namespace of the records table, unless a REST catalog's URI names another.
+pub const NAMESPACE: &str = "benchhost";
+
 /// How long a server has to answer the first question.
 const PROBE: Duration = Duration::from_secs(5);
 
@@ -109,7 +112,7 @@ impl Location {
     pub fn namespace(&self) -> Vec<String> {
         match self {
             Location::Rest { catalog, .. } => catalog.namespace.clone(),
-            Location::Dir(_) | Location::Fleet { .. } => vec!["benchhost".to_string()],
+            Location::Dir(_) | Location::Fleet { .. } => vec![NAMESPACE.to_string()],
         }
     }
 

@@ -16,6 +16,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use iceberg_catalog_rest::REST_CATALOG_PROP_URI;
 use url::Url;
 
+use crate::location::NAMESPACE;
+
 /// The variable that holds the bearer token.
 pub const TOKEN: &str = "ICEBERG_REST_TOKEN";
 
@@ -44,7 +46,7 @@ impl Rest {
         let host = url.host_str().filter(|h| !h.is_empty());
         let host = host.ok_or_else(|| anyhow!("--warehouse {warehouse}: no host; give rest://HOST[:PORT]/PREFIX"))?;
         let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-        let mut namespace = vec!["benchhost".to_string()];
+        let mut namespace = vec![NAMESPACE.to_string()];
         for (key, value) in url.query_pairs() {
             match &*key {
                 "namespace" if !value.is_empty() => namespace = value.split('.').map(str::to_string).collect(),
