@@ -10,6 +10,7 @@
 //!   series) as a results stream (what `benchhost report --warehouse` reads) ([`export`]).
 //! - `gc --warehouse DIR|URI [--older-than 1h]`: removes data files no snapshot references ([`gc`]).
 
+mod chunk;
 pub mod export;
 pub mod gc;
 mod held;

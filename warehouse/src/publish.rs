@@ -1,6 +1,6 @@
 //! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed
-//! Parquet in chunks (one file per (month, bench) partition of each chunk), committed once. Memory is one chunk,
-//! one open file and 16 bytes per record (its identity), whatever the files' length.
+//! Parquet in chunks (`chunk`: one file per partition of each chunk), committed once. Memory is a few chunks,
+//! their files and 16 bytes per record (its identity), whatever the files' length.
 //!
 //! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added
 //! again. Before its commit, publish reads the identity column of the partitions its records fall in, and the
@@ -11,30 +11,17 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use arrow::array::{ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
-use benchhost_record::merge::identity_hash;
 use benchhost_record::scan::each_record_with_text;
-use benchhost_record::{Kind, Record};
 use iceberg::io::FileIO;
-use iceberg::spec::{DataFile, DataFileFormat};
-use iceberg::table::Table;
-use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
-use iceberg::writer::file_writer::ParquetWriterBuilder;
-use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
-use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
-use iceberg::writer::partitioning::PartitioningWriter;
-use iceberg::writer::partitioning::clustered_writer::ClusteredWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
+use iceberg::spec::DataFile;
 use tokio::sync::mpsc;
 
+use crate::chunk::{self, Row};
 use crate::held::{Checked, Ours};
-use crate::store::{IDENTITY, VARIANT, Warehouse};
+use crate::store::Warehouse;
 
 /// Records per chunk: ~64 MB of record text.
 const CHUNK: usize = 32_768;
@@ -54,38 +41,6 @@ pub struct Published {
     pub files: usize,
     /// Commits tried: 1 unless another publisher committed first.
     pub attempts: u32,
-}
-
-/// One row of the table.
-pub struct Row {
-    ts_ms: u64,
-    bench: String,
-    kind: &'static str,
-    run_id: Option<String>,
-    variant: String,
-    identity: u128,
-    line: String,
-}
-
-impl Row {
-    /// The row of `record`, with its text as the file holds it, `text` (no second serialization, and the
-    /// fields a newer benchhost added are kept).
-    pub fn of(record: &Record, text: &str) -> Row {
-        let kind = match record.kind {
-            Kind::Measurement => "measurement",
-            Kind::Verdict => "verdict",
-            Kind::Failure => "failure",
-        };
-        Row {
-            ts_ms: record.run.ts_ms,
-            bench: record.bench.clone(),
-            kind,
-            run_id: record.run.id.clone(),
-            variant: serde_json::to_string(&record.variant).expect("variants serialize"),
-            identity: identity_hash(record),
-            line: text.to_string(),
-        }
-    }
 }
 
 /// What one attempt wrote, and the FileIO it wrote with (to remove it again).
@@ -116,12 +71,12 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
             // them. Commits are all or nothing, so this happens at most once per publish that raced one of the
             // same records.
             Ok(Some(found)) => {
-                remove(&written.io, &written.files).await;
+                chunk::remove(&written.io, &written.files).await;
                 held.extend(found);
             }
             Err(e) => {
                 // The files go whatever the error, even one that stops the table from loading.
-                remove(&written.io, &written.files).await;
+                chunk::remove(&written.io, &written.files).await;
                 return Err(e);
             }
         }
@@ -165,7 +120,7 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let mut written: Vec<DataFile> = Vec::new();
     let mut failed = None;
     while let Some(chunk) = rx.recv().await {
-        match write_chunk(&table, chunk).await {
+        match chunk::write(&table, chunk).await {
             Ok(files) => written.extend(files),
             Err(e) => {
                 failed = Some(e);
@@ -180,7 +135,7 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
         (None, Err(e)) | (None, Ok(Err(e))) => e,
         (None, Ok(Ok(ours))) => return Ok(Written { files: written, ours, io: table.file_io().clone() }),
     };
-    remove(table.file_io(), &written).await;
+    chunk::remove(table.file_io(), &written).await;
     Err(error)
 }
 
@@ -222,67 +177,4 @@ fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Ro
 
 fn send(tx: &mpsc::Sender<Vec<Row>>, chunk: Vec<Row>) -> Result<()> {
     tx.blocking_send(chunk).map_err(|_| anyhow!("the writer stopped"))
-}
-
-/// Writes one chunk as ZSTD-compressed Parquet files of `table`, one per (month, bench) partition.
-async fn write_chunk(table: &Table, rows: Vec<Row>) -> Result<Vec<DataFile>> {
-    let metadata = table.metadata();
-    let schema = Arc::new(iceberg::arrow::schema_to_arrow_schema(metadata.current_schema())?);
-    let columns = schema.fields().iter().map(|field| column(field.name(), &rows)).collect::<Result<Vec<ArrayRef>>>()?;
-    let batch = RecordBatch::try_new(schema.clone(), columns)?;
-    drop(rows);
-    let names = DefaultFileNameGenerator::new(uuid::Uuid::new_v4().to_string(), None, DataFileFormat::Parquet);
-    // The record text is kilobytes of JSON per row, never equal, never filtered on: a dictionary and min/max
-    // statistics of it cost time and buy nothing.
-    let record = ColumnPath::from("record");
-    let properties = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
-        .set_column_dictionary_enabled(record.clone(), false)
-        .set_column_statistics_enabled(record, EnabledStatistics::None)
-        .build();
-    let parquet = ParquetWriterBuilder::new(properties, metadata.current_schema().clone());
-    let rolling = RollingFileWriterBuilder::new_with_default_file_size(
-        parquet,
-        table.file_io().clone(),
-        DefaultLocationGenerator::new(metadata)?,
-        names,
-    );
-    // The splitter yields each partition of the chunk once: one open file at a time.
-    let mut writer = ClusteredWriter::new(DataFileWriterBuilder::new(rolling));
-    let splitter = iceberg::arrow::RecordBatchPartitionSplitter::try_new_with_computed_values(
-        metadata.current_schema().clone(),
-        metadata.default_partition_spec().clone(),
-    )?;
-    for (key, part) in splitter.split(&batch)? {
-        writer.write(key, part).await?;
-    }
-    Ok(writer.close().await?)
-}
-
-/// The column `name` of the table for `rows`.
-fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
-    let text = |f: &dyn Fn(&Row) -> Option<&str>| Arc::new(rows.iter().map(f).collect::<StringArray>()) as ArrayRef;
-    Ok(match name {
-        "ts" => {
-            let micros = rows.iter().map(|r| r.ts_ms as i64 * 1000).collect::<Vec<_>>();
-            Arc::new(TimestampMicrosecondArray::from(micros).with_timezone("+00:00"))
-        }
-        "bench" => text(&|r| Some(&r.bench)),
-        "kind" => text(&|r| Some(r.kind)),
-        "run_id" => text(&|r| r.run_id.as_deref()),
-        "record" => text(&|r| Some(&r.line)),
-        VARIANT => text(&|r| Some(&r.variant)),
-        IDENTITY => {
-            let ids = rows.iter().map(|r| Some(format!("{:032x}", r.identity)));
-            Arc::new(ids.collect::<StringArray>()) as ArrayRef
-        }
-        other => return Err(anyhow!("the records table has a column `{other}` this benchhost does not know")),
-    })
-}
-
-/// Deletes files a failed publish wrote (best effort: what remains is found by a later cleanup).
-async fn remove(io: &FileIO, files: &[DataFile]) {
-    for file in files {
-        let _ = io.delete(file.file_path()).await;
-    }
 }

@@ -1,0 +1,179 @@
+//! One chunk of rows written as compressed Parquet files of the table, one per partition (by the table's own
+//! spec), the partitions at once on the runtime's workers.
+//!
+//! Rows are grouped before any column is built: only the columns the spec reads (`ts`, `bench`) and a row
+//! number go through iceberg's partition splitter, and each partition then builds its columns from its own
+//! rows. Splitting the whole batch instead copied every record's text once more (into each partition's slice).
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow};
+use arrow::array::{ArrayRef, AsArray, Int32Array, RecordBatch, StringBuilder, TimestampMicrosecondArray};
+use arrow::datatypes::Int32Type;
+use benchhost_record::merge::identity_hash;
+use benchhost_record::{Kind, Record};
+use iceberg::arrow::{RecordBatchPartitionSplitter, schema_to_arrow_schema};
+use iceberg::io::FileIO;
+use iceberg::spec::{DataFile, DataFileFormat, NestedField, PartitionKey, PrimitiveType, Schema, SchemaRef, Type};
+use iceberg::table::Table;
+use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
+use iceberg::writer::file_writer::ParquetWriterBuilder;
+use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
+use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
+use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use tokio::task::JoinSet;
+
+use crate::store::{IDENTITY, VARIANT};
+
+/// The field id of the row number in the batch the splitter sees (no column of the table has it).
+const ROW_FIELD: i32 = i32::MAX;
+
+/// One row of the table.
+pub struct Row {
+    pub ts_ms: u64,
+    pub bench: String,
+    kind: &'static str,
+    run_id: Option<String>,
+    variant: String,
+    pub identity: u128,
+    line: String,
+}
+
+impl Row {
+    /// The row of `record`, with its text as the file holds it, `text` (no second serialization, and the
+    /// fields a newer benchhost added are kept).
+    pub fn of(record: &Record, text: &str) -> Row {
+        let kind = match record.kind {
+            Kind::Measurement => "measurement",
+            Kind::Verdict => "verdict",
+            Kind::Failure => "failure",
+        };
+        Row {
+            ts_ms: record.run.ts_ms,
+            bench: record.bench.clone(),
+            kind,
+            run_id: record.run.id.clone(),
+            variant: serde_json::to_string(&record.variant).expect("variants serialize"),
+            identity: identity_hash(record),
+            line: text.to_string(),
+        }
+    }
+}
+
+/// Writes `rows` as ZSTD-compressed Parquet files of `table`, one per partition; on an error, none is left.
+pub async fn write(table: &Table, rows: Vec<Row>) -> Result<Vec<DataFile>> {
+    let mut tasks = JoinSet::new();
+    let name = uuid::Uuid::new_v4().to_string();
+    for (key, rows) in partitions(table, rows)? {
+        let (table, name) = (table.clone(), name.clone());
+        tasks.spawn(async move { write_partition(&table, key, &rows, name).await });
+    }
+    let (mut files, mut failed) = (Vec::new(), None);
+    while let Some(done) = tasks.join_next().await {
+        match done.map_err(|e| anyhow!("a partition's writer stopped: {e}")).and_then(|written| written) {
+            Ok(written) => files.extend(written),
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    match failed {
+        None => Ok(files),
+        Some(e) => {
+            remove(table.file_io(), &files).await;
+            Err(e)
+        }
+    }
+}
+
+/// `rows` grouped by their partition of `table` (its default spec), each group in the order of `rows`.
+fn partitions(table: &Table, rows: Vec<Row>) -> Result<Vec<(PartitionKey, Vec<Row>)>> {
+    let metadata = table.metadata();
+    let (schema, spec) = (metadata.current_schema(), metadata.default_partition_spec());
+    let sources = spec.fields().iter().map(|field| field.source_id).collect::<Vec<_>>();
+    let mut fields =
+        schema.as_struct().fields().iter().filter(|f| sources.contains(&f.id)).cloned().collect::<Vec<_>>();
+    fields.push(NestedField::required(ROW_FIELD, "row", Type::Primitive(PrimitiveType::Int)).into());
+    let narrow = Arc::new(Schema::builder().with_fields(fields).build()?);
+    let arrow_schema = Arc::new(schema_to_arrow_schema(&narrow)?);
+    let row_numbers = Arc::new(Int32Array::from_iter_values(0..rows.len() as i32)) as ArrayRef;
+    let columns = arrow_schema
+        .fields()
+        .iter()
+        .map(|field| if field.name() == "row" { Ok(row_numbers.clone()) } else { column(field.name(), &rows) })
+        .collect::<Result<Vec<_>>>()?;
+    let batch = RecordBatch::try_new(arrow_schema, columns)?;
+    let splitter = RecordBatchPartitionSplitter::try_new_with_computed_values(narrow, spec.clone())?;
+    let mut slots = rows.into_iter().map(Some).collect::<Vec<_>>();
+    let mut groups = Vec::new();
+    for (key, part) in splitter.split(&batch)? {
+        let numbers = part.column_by_name("row").context("the splitter kept the row numbers")?;
+        let rows = numbers.as_primitive::<Int32Type>().values().iter().filter_map(|&i| slots[i as usize].take());
+        groups.push((PartitionKey::new(spec.as_ref().clone(), schema.clone(), key.data().clone()), rows.collect()));
+    }
+    Ok(groups)
+}
+
+/// Writes the rows of one partition as files named after `name`, the chunk's (each partition has a directory
+/// of its own; a rolling writer numbers the files it starts past iceberg's default size). Names stay short:
+/// s3s-fs names a multipart upload's parts after the whole key, in base64, within 255 bytes.
+async fn write_partition(table: &Table, key: PartitionKey, rows: &[Row], name: String) -> Result<Vec<DataFile>> {
+    let metadata = table.metadata();
+    let schema: SchemaRef = metadata.current_schema().clone();
+    let arrow_schema = Arc::new(schema_to_arrow_schema(&schema)?);
+    let columns = arrow_schema.fields().iter().map(|field| column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
+    let batch = RecordBatch::try_new(arrow_schema, columns)?;
+    // The record text is kilobytes of JSON per row, never equal, never filtered on: a dictionary and min/max
+    // statistics of it cost time and buy nothing.
+    let record = ColumnPath::from("record");
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+        .set_column_dictionary_enabled(record.clone(), false)
+        .set_column_statistics_enabled(record, EnabledStatistics::None)
+        .build();
+    let rolling = RollingFileWriterBuilder::new_with_default_file_size(
+        ParquetWriterBuilder::new(properties, schema),
+        table.file_io().clone(),
+        DefaultLocationGenerator::new(metadata)?,
+        DefaultFileNameGenerator::new(name, None, DataFileFormat::Parquet),
+    );
+    let mut writer = DataFileWriterBuilder::new(rolling).build(Some(key)).await?;
+    writer.write(batch).await?;
+    Ok(writer.close().await?)
+}
+
+/// The column `name` of the table for `rows`.
+fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
+    // Sized up front: grown as it fills, the record column was copied again at each doubling.
+    let text = |f: &dyn Fn(&Row) -> Option<&str>| {
+        let bytes = rows.iter().map(|row| f(row).map_or(0, str::len)).sum();
+        let mut column = StringBuilder::with_capacity(rows.len(), bytes);
+        rows.iter().for_each(|row| column.append_option(f(row)));
+        Arc::new(column.finish()) as ArrayRef
+    };
+    Ok(match name {
+        "ts" => {
+            let micros = rows.iter().map(|r| r.ts_ms as i64 * 1000).collect::<Vec<_>>();
+            Arc::new(TimestampMicrosecondArray::from(micros).with_timezone("+00:00"))
+        }
+        "bench" => text(&|r| Some(&r.bench)),
+        "kind" => text(&|r| Some(r.kind)),
+        "run_id" => text(&|r| r.run_id.as_deref()),
+        "record" => text(&|r| Some(&r.line)),
+        VARIANT => text(&|r| Some(&r.variant)),
+        IDENTITY => {
+            let mut column = StringBuilder::with_capacity(rows.len(), 32 * rows.len());
+            rows.iter().for_each(|row| column.append_value(format!("{:032x}", row.identity)));
+            Arc::new(column.finish()) as ArrayRef
+        }
+        other => return Err(anyhow!("the records table has a column `{other}` this benchhost does not know")),
+    })
+}
+
+/// Deletes files a failed publish wrote (best effort: what remains is found by a later cleanup).
+pub async fn remove(io: &FileIO, files: &[DataFile]) {
+    for file in files {
+        let _ = io.delete(file.file_path()).await;
+    }
+}
