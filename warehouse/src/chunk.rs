@@ -117,7 +117,7 @@ fn partitions(table: &Table, rows: Vec<Row>) -> Result<Vec<(PartitionKey, Vec<Ro
 
 /// Writes the rows of one partition as files named after `name`, the chunk's (each partition has a directory
 /// of its own; a rolling writer numbers the files it starts past iceberg's default size). Names stay short:
-/// s3s-fs names a multipart upload's parts after the whole key, in base64, within 255 bytes.
+/// s3s-fs keeps a file named after each object's whole key in base64, and a file name has 255 bytes.
 async fn write_partition(table: &Table, key: PartitionKey, rows: &[Row], name: String) -> Result<Vec<DataFile>> {
     let metadata = table.metadata();
     let schema: SchemaRef = metadata.current_schema().clone();
