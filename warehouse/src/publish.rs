@@ -119,8 +119,8 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let reader = tokio::task::spawn_blocking(move || read_chunks(&inputs, &held, &tx));
     let mut written: Vec<DataFile> = Vec::new();
     let mut failed = None;
-    while let Some(chunk) = rx.recv().await {
-        match chunk::write(&table, chunk).await {
+    while let Some(rows) = rx.recv().await {
+        match chunk::write(&table, rows).await {
             Ok(files) => written.extend(files),
             Err(e) => {
                 failed = Some(e);
