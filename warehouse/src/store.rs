@@ -22,6 +22,8 @@ use iceberg_catalog_sql::{
     SQL_CATALOG_PROP_BIND_STYLE, SQL_CATALOG_PROP_URI, SQL_CATALOG_PROP_WAREHOUSE, SqlBindStyle, SqlCatalogBuilder,
 };
 use iceberg_storage_opendal::OpenDalStorageFactory;
+use sqlx::Connection;
+use url::Url;
 
 use crate::location::{Location, S3};
 use crate::pinned::Pinned;
@@ -208,12 +210,12 @@ async fn connect(location: &Location) -> Result<Box<dyn Catalog>> {
             let dir = dir.canonicalize()?;
             let uri = format!("sqlite:{}?mode=rwc", dir.join("catalog.sqlite").display());
             let props = sql(uri, dir.join("data").display().to_string(), SqlBindStyle::QMark);
-            Ok(Box::new(connect_sql(props, storage(None)).await?))
+            Ok(Box::new(connect_sql(props, storage(None), None).await?))
         }
         Location::Fleet { catalog, data } => {
             let mut props = data.properties();
             props.extend(sql(catalog.to_string(), data.url(), SqlBindStyle::DollarNumeric));
-            Ok(Box::new(connect_sql(props, storage(Some(data))).await?))
+            Ok(Box::new(connect_sql(props, storage(Some(data)), Some(catalog)).await?))
         }
         Location::Rest { catalog, data } => {
             let mut props = data.as_ref().map(|s3| s3.properties()).unwrap_or_default();
@@ -224,22 +226,42 @@ async fn connect(location: &Location) -> Result<Box<dyn Catalog>> {
     }
 }
 
-/// A SQL catalog. PostgreSQL answers a `CREATE TABLE IF NOT EXISTS` racing another with a unique violation
-/// (both create the row type), so several publishers opening a new catalog at once retry.
+/// Openers of one PostgreSQL catalog take turns under this advisory lock (a session's, released when its
+/// connection closes, so a publisher killed while holding it frees it). Its key is the hash of a text: a test or
+/// an operator takes the same lock with the same query.
+const CATALOG_LOCK: &str = "SELECT pg_advisory_lock(hashtext('benchhost: creating the catalog'))";
+/// Opening takes milliseconds; an opener that holds the lock this long is stuck, and the wait ends in an error.
+const TURN: Duration = Duration::from_secs(120);
+
+/// A SQL catalog. iceberg creates its two tables on every open with `CREATE TABLE IF NOT EXISTS`, which
+/// PostgreSQL answers, when two race, with an error (both create the row type: "duplicate key" or "type ...
+/// already exists"), so on PostgreSQL the open waits its turn behind [`CATALOG_LOCK`].
 async fn connect_sql(
     props: HashMap<String, String>,
     storage: Arc<dyn StorageFactory>,
+    postgres: Option<&Url>,
 ) -> Result<iceberg_catalog_sql::SqlCatalog> {
-    let mut attempt = 0;
-    loop {
-        let builder = SqlCatalogBuilder::default().with_storage_factory(storage.clone());
-        match builder.load("benchhost", props.clone()).await {
-            Ok(catalog) => return Ok(catalog),
-            Err(err) if attempt < 5 && err.to_string().contains("duplicate key") => attempt += 1,
-            Err(err) => return Err(err.into()),
-        }
-        tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+    // Held until the catalog is open; closing the connection gives the turn to the next opener.
+    let turn = match postgres {
+        Some(uri) => Some(catalog_turn(uri).await?),
+        None => None,
+    };
+    let catalog = SqlCatalogBuilder::default().with_storage_factory(storage).load("benchhost", props).await;
+    if let Some(connection) = turn {
+        drop(connection.close().await);
     }
+    Ok(catalog?)
+}
+
+/// A connection to the PostgreSQL catalog at `uri` that holds [`CATALOG_LOCK`].
+async fn catalog_turn(uri: &Url) -> Result<sqlx::PgConnection> {
+    let mut connection = sqlx::PgConnection::connect(uri.as_str()).await?;
+    let lock = sqlx::query(CATALOG_LOCK).execute(&mut connection);
+    match tokio::time::timeout(TURN, lock).await {
+        Ok(locked) => _ = locked.context("waiting for the catalog's lock")?,
+        Err(_) => bail!("another opener has held the catalog's lock for {} s ({CATALOG_LOCK})", TURN.as_secs()),
+    }
+    Ok(connection)
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! queries. Every record is counted once, publishing is
 //! idempotent, a publisher killed in its commit leaves the table whole, and `gc` removes what it wrote.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::lakana::{self, Lakana};
@@ -165,11 +166,11 @@ fn killed_in_commit(fleet: &Fleet) {
     let marker = machine.path().join("stalled");
     let mut publisher = fleet.command(machine.path(), &["publish", "r.jsonl"]);
     let mut publisher = publisher.env("BENCHHOST_WAREHOUSE_STALL_COMMIT", &marker).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline && publisher.try_wait().unwrap().is_none(), "the publisher never stalled");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let stalled = || {
+        assert!(publisher.try_wait().unwrap().is_none(), "the publisher ended before it stalled");
+        marker.exists()
+    };
+    wait_until(stalled, "the publisher never stalled");
     // SIGKILL: its data files are written, the catalog is not updated.
     publisher.kill().unwrap();
     publisher.wait().unwrap();
@@ -193,6 +194,44 @@ fn killed_in_commit(fleet: &Fleet) {
     let out = fleet.ok(machine.path(), &["publish", "r.jsonl"]);
     assert!(out.contains("published 0 records") && out.contains("9 were in it already"), "{out}");
     assert_eq!(fleet.counts(reader.path()), (18, 18));
+}
+
+/// Two openers of a new PostgreSQL catalog used to race in iceberg's `CREATE TABLE IF NOT EXISTS` (one failed
+/// with `type "iceberg_namespace_properties" already exists`): an opener now waits while another holds the lock
+/// the warehouse takes (warehouse/src/store.rs, CATALOG_LOCK), and creates nothing until it has it.
+#[test]
+fn a_publisher_waits_its_turn_to_create_a_new_catalog() {
+    let Some(fleet) = Fleet::start() else { return };
+    let machine = Sandbox::new();
+    run_shard(&machine, "1/4", "turn-1");
+    let pg = &fleet.postgres;
+    let mut holder = pg.psql().stdin(Stdio::piped()).spawn().unwrap();
+    let lock = "SELECT pg_advisory_lock(hashtext('benchhost: creating the catalog'));\n";
+    holder.stdin.as_mut().unwrap().write_all(lock.as_bytes()).unwrap();
+    let advisory = |granted: &str| format!("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND {granted}");
+    wait_until(|| pg.ask(&advisory("granted")) == "1", "the holder never got the lock");
+
+    let mut publisher = fleet.command(machine.path(), &["publish", "r.jsonl"]).spawn().unwrap();
+    wait_until(
+        || {
+            assert!(publisher.try_wait().unwrap().is_none(), "the publisher did not wait for its turn");
+            pg.ask(&advisory("NOT granted")) == "1"
+        },
+        "the publisher never asked for the lock",
+    );
+    assert_eq!(pg.ask("SELECT to_regclass('iceberg_tables') IS NULL"), "t", "nothing created while waiting");
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    wait_all(vec![publisher]);
+    assert_eq!(fleet.counts(Sandbox::new().path()).0, 3, "the shard's 3 cells");
+}
+
+fn wait_until(mut done: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

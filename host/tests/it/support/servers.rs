@@ -79,6 +79,20 @@ impl Postgres {
         format!("postgres://{PG_USER}@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// `psql` on the catalog's database, quiet, unaligned and stopping at the first error.
+    pub fn psql(&self) -> Command {
+        let mut psql = Command::new(self.bin.join("psql"));
+        psql.args(["-qtA", "-v", "ON_ERROR_STOP=1", "-d", &self.uri()]).env("PGPASSWORD", PG_PASSWORD);
+        psql
+    }
+
+    /// What `sql` answers, trimmed.
+    pub fn ask(&self, sql: &str) -> String {
+        let output = self.psql().args(["-c", sql]).output().unwrap();
+        assert!(output.status.success(), "psql -c {sql}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
     fn own(&self, path: &Path) {
         if is_root() {
             let status = Command::new("chown").args(["-R", "postgres"]).arg(path).status().unwrap();
