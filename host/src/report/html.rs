@@ -1,4 +1,4 @@
-//! `benchhost report --format html`: one self-contained page (inline SVG and CSS, no script, no fetch). Per
+//! `benchhost report --format html`: one self-contained page (inline SVG, CSS and a script, no fetch). Per
 //! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms);
 //! then, for every series with several runs, one chart of its whole history (`html_series`). The provenance of
 //! the records (CPU, commit, date) is under every chart. Bars are always the value itself; the direction of
@@ -43,6 +43,7 @@ pub fn page(history: &History) -> String {
     if calibrations > 0 {
         let _ = writeln!(body, "<p>{calibrations} calibration series (benchhost calibrate) are not drawn.</p>");
     }
+    let mut histories = 0;
     for (bench, mut series) in by_bench {
         series.sort_by_cached_key(|g| benchhost_record::series(g.latest()));
         let latest: Vec<&Record> = series.iter().map(|g| g.latest()).collect();
@@ -58,19 +59,34 @@ pub fn page(history: &History) -> String {
             body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
         }
         for (group, label) in series.iter().zip(&labels).filter(|(g, _)| g.count > 1) {
+            if histories == 0 {
+                body.push_str(HISTORY_LEGEND);
+            }
+            histories += 1;
             body.push_str(&crate::report::html_series::history_chart(group, label));
         }
         body.push_str("</section>\n");
     }
+    let script = match histories {
+        0 => String::new(),
+        _ => format!("<script>\n{}</script>\n", include_str!("history.js")),
+    };
+    // Sections off the screen are not laid out (a rig of many arms has a table of hundreds of rows).
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>benchhost report</title>\n<style>\
 body{{font:14px system-ui,sans-serif;margin:2em;color:#222}} figure{{margin:1em 0 2em}} \
+section{{content-visibility:auto;contain-intrinsic-size:auto 2000px}} \
 figure.history{{content-visibility:auto;contain-intrinsic-size:640px 240px}} \
 figcaption{{font-size:12px;color:#555}} svg text{{font:11px system-ui,sans-serif}} ol{{font-size:13px}} \
 table{{border-collapse:collapse;font-size:12px}} td,th{{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}}\
-</style></head><body><h1>benchhost report</h1>\n{body}</body></html>\n"
+</style></head><body><h1>benchhost report</h1>\n{body}{script}</body></html>\n"
     )
 }
+
+/// Said once, above the first history chart (each a series, one panel per metric).
+const HISTORY_LEGEND: &str = "<p>In each history chart every metric is on its own scale: the newest value of each span \
+of time as a line, over the band from its lowest to its highest.</p><noscript><p>The history charts are drawn by \
+the page's own script; allow it to see them.</p></noscript>\n";
 
 /// A list of the series whose newest record is a failure, first on the page: a chart of an older number
 /// would hide it.
@@ -250,6 +266,13 @@ mod tests {
     }
 
     #[test]
+    fn positions_are_base_64_digits_of_a_fixed_width() {
+        use crate::report::html_series::digits;
+        assert_eq!(digits([0, 63, 64, 510].into_iter(), 2), "000_107-");
+        assert_eq!(digits([0, 42, 99].into_iter(), 1), "0g_", "past the width: the largest number it holds");
+    }
+
+    #[test]
     fn one_bar_chart_per_metric_and_a_trend_where_a_series_has_history() {
         let text =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams/seed003.jsonl"))
@@ -271,8 +294,13 @@ mod tests {
         later.run.ts_ms += 86_400_000;
         let html = page(&[records[0].clone(), records[1].clone(), later]);
         assert_eq!(html.matches("<svg").count(), 2, "bars, and the history of the series with two runs");
-        assert_eq!(html.matches("<polyline").count(), 1);
-        assert!(!html.contains("<script"), "self-contained and static");
+        let data = html.split("data-chart='").nth(1).and_then(|d| d.split('\'').next()).unwrap().replace("&#39;", "'");
+        let chart: serde_json::Value = serde_json::from_str(&data.replace("&amp;", "&")).unwrap();
+        assert_eq!(chart["x"], "007-", "two runs: the first at 0 px, the last at 510 px, two digits each");
+        assert_eq!(chart["panels"].as_array().unwrap().len(), 1, "one panel per metric");
+        assert_eq!(chart["panels"][0][3], "", "a metric that never changed is a flat line: no digits");
+        assert_eq!(html.matches("<script>").count(), 1, "one inline script draws the history");
+        assert!(!html.contains("src="), "self-contained: nothing is fetched");
         assert!(!html.contains("Failed in their newest run"));
 
         // regression: a series whose newest run failed was charted with its older number, the failure unsaid.

@@ -14,7 +14,13 @@ const PANEL: u32 = 56;
 /// Space under the last panel for the time axis, px.
 const AXIS: u32 = 18;
 
-/// A chart of the whole history of one series: one panel per metric.
+/// The 64 digits of the positions in a chart's data (history.js reads them back).
+const DIGITS: &[u8; 64] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+
+/// A chart of the whole history of one series: one panel per metric. The page's script (history.js) draws it
+/// from `data-chart` as it comes near the screen: per span of time its position (two digits) and its newest,
+/// lowest and highest value (one digit each: a panel is 42 px high), so a chart is a few hundred bytes where
+/// its SVG was a few kilobytes.
 pub fn history_chart(group: &Group, label: &str) -> String {
     let latest = group.latest();
     let panels: Vec<(&String, &Buckets)> =
@@ -24,65 +30,55 @@ pub fn history_chart(group: &Group, label: &str) -> String {
     if panels.is_empty() || t0 > t1 {
         return String::new();
     }
-    let right = W as u32 - 10;
-    let x = |t: u64| LEFT as u32 + ((t - t0) as f64 / (t1 - t0).max(1) as f64 * (right - LEFT as u32) as f64) as u32;
-    let height = PANEL * panels.len() as u32 + AXIS;
-    let mut svg = String::new();
-    for (i, (name, buckets)) in panels.iter().enumerate() {
-        let top = PANEL * i as u32;
+    let width = W - 10.0 - LEFT;
+    let x = |t: u64| ((t - t0) as f64 / (t1 - t0).max(1) as f64 * width) as usize;
+    let xs = |b: &Buckets| digits(b.spans.values().map(|s| x(s.newest.0)), 2);
+    let shared = xs(panels[0].1);
+    let mut data = Vec::new();
+    for (name, buckets) in &panels {
         let m = &latest.metrics[*name];
         let (lo, hi) = buckets
             .spans
             .values()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| (lo.min(s.min), hi.max(s.max)));
-        let y = |v: f64| match hi > lo {
-            true => top + 6 + ((hi - v) / (hi - lo) * (PANEL - 14) as f64) as u32,
-            false => top + PANEL / 2,
+        let y = |v: f64| ((hi - v) / (hi - lo) * (PANEL - 14) as f64) as usize;
+        // A metric that never changed is a flat line: no digits.
+        let ys = match hi > lo {
+            true => digits(buckets.spans.values().flat_map(|s| [y(s.newest.2), y(s.min), y(s.max)]), 1),
+            false => String::new(),
         };
         let arrow = if m.higher_is_better { "↑" } else { "↓" };
-        let _ = write!(
-            svg,
-            "<text x=\"4\" y=\"{}\">{}</text><text x=\"4\" y=\"{}\" fill=\"#555\">{} {arrow}</text>\
-<line x1=\"{LEFT}\" y1=\"{}\" x2=\"{right}\" y2=\"{}\" stroke=\"#ddd\"/>",
-            top + 20,
-            esc(name),
-            top + 36,
-            esc(&metric(m)),
-            top + PANEL - 2,
-            top + PANEL - 2
-        );
-        let spans: Vec<_> = buckets.spans.values().collect();
-        let upper = spans.iter().map(|s| format!("{},{}", x(s.newest.0), y(s.max)));
-        let lower = spans.iter().rev().map(|s| format!("{},{}", x(s.newest.0), y(s.min)));
-        let band: Vec<String> = upper.chain(lower).collect();
-        let line: Vec<String> = spans.iter().map(|s| format!("{},{}", x(s.newest.0), y(s.newest.2))).collect();
-        let _ = write!(
-            svg,
-            "<polygon points=\"{}\" fill=\"#4269d0\" fill-opacity=\"0.15\"/><polyline points=\"{}\" fill=\"none\" \
-stroke=\"#4269d0\" stroke-width=\"1.5\"><title>{}: {} to {}</title></polyline>",
-            band.join(" "),
-            line.join(" "),
-            esc(name),
-            esc(&quantity(lo, &m.unit)),
-            esc(&quantity(hi, &m.unit))
-        );
+        let range = format!("{} to {}", quantity(lo, &m.unit), quantity(hi, &m.unit));
+        let mut panel = vec![name.to_string(), format!("{} {arrow}", metric(m)), range, ys];
+        let own = xs(buckets);
+        if own != shared {
+            panel.push(own);
+        }
+        data.push(panel);
     }
-    let bottom = height - 4;
-    let _ = write!(
-        svg,
-        "<text x=\"{LEFT}\" y=\"{bottom}\">{}</text><text x=\"{right}\" y=\"{bottom}\" text-anchor=\"end\">{}</text>",
-        date(t0),
-        date(t1)
-    );
+    let chart = serde_json::json!({ "x": shared, "from": date(t0), "to": date(t1), "panels": data });
+    let height = PANEL * panels.len() as u32 + AXIS;
     let title = format!("{} {label}: {} runs", latest.bench, group.count);
     format!(
-        "<figure class=\"history\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{height}\" role=\"img\">\
-<title>{}</title>{svg}</svg><figcaption><b>{}</b>, each metric on its own scale: the newest value of each span of \
-time, over the band from its lowest to its highest<br>newest: {}</figcaption></figure>\n",
+        "<figure class=\"history\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{height}\" \
+role=\"img\" data-chart='{}'><title>{}</title></svg><figcaption><b>{}</b><br>newest: {}</figcaption></figure>\n",
+        chart.to_string().replace('&', "&amp;").replace('\'', "&#39;"),
         esc(&title),
         esc(&title),
         esc(&provenance(&[latest]))
     )
+}
+
+/// `values` as base-64 numbers of `width` digits each.
+pub(super) fn digits(values: impl Iterator<Item = usize>, width: u32) -> String {
+    let mut out = String::new();
+    for value in values {
+        let value = value.min(64usize.pow(width) - 1);
+        for place in (0..width).rev() {
+            out.push(DIGITS[value / 64usize.pow(place) % 64] as char);
+        }
+    }
+    out
 }
 
 /// The newest run of a rig of many arms: one row per arm, one column per metric, with the change from the run

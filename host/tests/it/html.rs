@@ -34,8 +34,10 @@ fn chromium_renders_every_chart_of_the_report() {
     };
     let sandbox = Sandbox::new();
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    let wal = results.join("wal.jsonl");
+    sandbox.write("wal-later.jsonl", &a_day_later(&std::fs::read_to_string(&wal).unwrap()));
     let mut cmd = sandbox.cmd();
-    cmd.args(["report", "--format", "html", "--out", "report.html"]);
+    cmd.args(["report", "--format", "html", "--out", "report.html", "wal-later.jsonl"]);
     for file in ["wal.jsonl", "kafka_topology.jsonl", "kafka_topology-tansu.jsonl"] {
         cmd.arg(results.join(file));
     }
@@ -43,15 +45,21 @@ fn chromium_renders_every_chart_of_the_report() {
     let page = sandbox.path().join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     let charts = html.matches("<svg").count();
-    // wal: 4 metrics; kafka_topology: 6 metrics; one run per series, so bars only.
-    assert_eq!(charts, 10);
+    // wal: 4 metrics and 6 series of two runs each, a history chart per series; kafka_topology: 6 metrics.
+    assert_eq!(charts, 4 + 6 + 6);
 
+    // #all: every history chart is drawn at once, not only those near the screen.
     let url = format!("file://{}", page.display());
-    let dom = headless(&browser, &sandbox.path().join("profile")).args(["--dump-dom", &url]).output().unwrap();
+    let all = format!("{url}#all");
+    let dom = headless(&browser, &sandbox.path().join("profile")).args(["--dump-dom", &all]).output().unwrap();
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
     let rendered = String::from_utf8_lossy(&dom.stdout);
-    assert_eq!(rendered.matches("<svg").count(), charts, "the browser built every chart");
-    assert_eq!(rendered.matches("<rect").count(), html.matches("<rect").count());
+    let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
+    assert_eq!(drawn.matches("<svg").count(), charts, "the browser built every chart");
+    assert_eq!(drawn.matches("<rect").count(), html.matches("<rect").count());
+    assert_eq!(drawn.matches("<polyline").count(), 6 * 4, "a line per series and metric");
+    assert_eq!(drawn.matches("<polygon").count(), 6 * 4, "a band per series and metric");
+    assert!(!drawn.contains("data-chart="), "no chart is left undrawn");
     assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
 
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report.png");
@@ -62,4 +70,22 @@ fn chromium_renders_every_chart_of_the_report() {
         .unwrap();
     assert!(out.status.success());
     assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "a real picture, not a blank page");
+}
+
+/// `stream` as the next day's run: new run ids, each value 10% higher, so each series has a history.
+fn a_day_later(stream: &str) -> String {
+    let mut out = String::new();
+    for line in stream.lines() {
+        let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(run) = record.get_mut("run") {
+            run["ts_ms"] = (run["ts_ms"].as_u64().unwrap() + 86_400_000).into();
+            run["id"] = format!("{}-later", run["id"].as_str().unwrap()).into();
+        }
+        for metric in record["metrics"].as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+            metric["value"] = (metric["value"].as_f64().unwrap() * 1.1).into();
+        }
+        out.push_str(&record.to_string());
+        out.push('\n');
+    }
+    out
 }
