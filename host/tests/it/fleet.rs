@@ -7,14 +7,16 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::lakana::{self, Lakana};
-use crate::support::servers::{self, BUCKET, PG_PASSWORD, Postgres, S3Server};
+use crate::support::servers::{self, BUCKET, PG_PASSWORD, Postgres, S3Server, wait_until};
 use crate::support::{Sandbox, bin, workspace_plugins};
 
 const RIGS: &str = "[rig.wal]\nmatrix = { compression = [\"none\", \"lz4\", \"zstd\"], rows = [100, 200, 300] }\n";
 const PREFIX: &str = "nightly";
+/// How long a publisher may take to reach the point a test waits for.
+const WAIT: Duration = Duration::from_secs(120);
 
 /// The servers of one fleet: PostgreSQL and an S3 server, and for the REST arm lakana in front of them.
 struct Fleet {
@@ -170,7 +172,7 @@ fn killed_in_commit(fleet: &Fleet) {
         assert!(publisher.try_wait().unwrap().is_none(), "the publisher ended before it stalled");
         marker.exists()
     };
-    wait_until(stalled, "the publisher never stalled");
+    wait_until(WAIT, "the publisher never stalled", stalled);
     // SIGKILL: its data files are written, the catalog is not updated.
     publisher.kill().unwrap();
     publisher.wait().unwrap();
@@ -209,29 +211,19 @@ fn a_publisher_waits_its_turn_to_create_a_new_catalog() {
     let lock = "SELECT pg_advisory_lock(hashtext('benchhost: creating the catalog'));\n";
     holder.stdin.as_mut().unwrap().write_all(lock.as_bytes()).unwrap();
     let advisory = |granted: &str| format!("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND {granted}");
-    wait_until(|| pg.ask(&advisory("granted")) == "1", "the holder never got the lock");
+    wait_until(WAIT, "the holder never got the lock", || pg.ask(&advisory("granted")) == "1");
 
     let mut publisher = fleet.command(machine.path(), &["publish", "r.jsonl"]).spawn().unwrap();
-    wait_until(
-        || {
-            assert!(publisher.try_wait().unwrap().is_none(), "the publisher did not wait for its turn");
-            pg.ask(&advisory("NOT granted")) == "1"
-        },
-        "the publisher never asked for the lock",
-    );
+    let waiting = || {
+        assert!(publisher.try_wait().unwrap().is_none(), "the publisher did not wait for its turn");
+        pg.ask(&advisory("NOT granted")) == "1"
+    };
+    wait_until(WAIT, "the publisher never asked for the lock", waiting);
     assert_eq!(pg.ask("SELECT to_regclass('iceberg_tables') IS NULL"), "t", "nothing created while waiting");
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
     wait_all(vec![publisher]);
     assert_eq!(fleet.counts(Sandbox::new().path()).0, 3, "the shard's 3 cells");
-}
-
-fn wait_until(mut done: impl FnMut() -> bool, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

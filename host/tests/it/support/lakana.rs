@@ -9,9 +9,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::servers::{BUCKET, PG_PASSWORD, PG_USER, Postgres, S3_KEY, S3_SECRET, S3Server, free_port};
+use super::servers::{BUCKET, PG_PASSWORD, PG_USER, Postgres, S3_KEY, S3_SECRET, S3Server, free_port, wait_until};
 
 const KEY_ID: &str = "benchhostkey01";
 const KEY_SECRET: &str = "benchhostsecret0123456789abcdef";
@@ -63,15 +63,13 @@ impl Lakana {
               "py-io-impl":"pyiceberg.io.fsspec.FsspecFileIO"}}}}}}"#,
             s3.port
         );
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            match lakana.request("POST", "/api/v1/environments", &environment) {
-                Some((201, _)) => return lakana,
-                Some((status, body)) => panic!("lakana refused the environment ({status}): {body}"),
-                None => assert!(Instant::now() < deadline, "lakana-server did not answer within 60 s"),
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let created = || match lakana.request("POST", "/api/v1/environments", &environment) {
+            Some((201, _)) => true,
+            Some((status, body)) => panic!("lakana refused the environment ({status}): {body}"),
+            None => false,
+        };
+        wait_until(Duration::from_secs(60), "lakana-server did not answer within 60 s", created);
+        lakana
     }
 
     /// The admin's bearer token (`ICEBERG_REST_TOKEN`).

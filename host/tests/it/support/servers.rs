@@ -19,10 +19,16 @@ pub fn free_port() -> u16 {
 }
 
 fn wait_for(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on 127.0.0.1:{port} within 30 s");
-        std::thread::sleep(Duration::from_millis(50));
+    let listening = || TcpStream::connect(("127.0.0.1", port)).is_ok();
+    wait_until(Duration::from_secs(30), &format!("{what} did not listen on 127.0.0.1:{port} within 30 s"), listening);
+}
+
+/// Polls `done` until it is true; fails with `what` after `within`.
+pub fn wait_until(within: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
