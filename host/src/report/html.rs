@@ -43,7 +43,7 @@ pub fn page(history: &History) -> String {
     if calibrations > 0 {
         let _ = writeln!(body, "<p>{calibrations} calibration series (benchhost calibrate) are not drawn.</p>");
     }
-    let mut histories = 0;
+    let mut any_history = false;
     for (bench, mut series) in by_bench {
         series.sort_by_cached_key(|g| benchhost_record::series(g.latest()));
         let latest: Vec<&Record> = series.iter().map(|g| g.latest()).collect();
@@ -59,17 +59,17 @@ pub fn page(history: &History) -> String {
             body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
         }
         for (group, label) in series.iter().zip(&labels).filter(|(g, _)| g.count > 1) {
-            if histories == 0 {
+            if !any_history {
                 body.push_str(HISTORY_LEGEND);
+                any_history = true;
             }
-            histories += 1;
             body.push_str(&crate::report::html_series::history_chart(group, label));
         }
         body.push_str("</section>\n");
     }
-    let script = match histories {
-        0 => String::new(),
-        _ => format!("<script>\n{}</script>\n", include_str!("history.js")),
+    let script = match any_history {
+        true => format!("<script>\n{}</script>\n", include_str!("history.js")),
+        false => String::new(),
     };
     // Sections off the screen are not laid out (a rig of many arms has a table of hundreds of rows).
     format!(

@@ -32,10 +32,12 @@ pub fn history_chart(group: &Group, label: &str) -> String {
     }
     let width = W - 10.0 - LEFT;
     let x = |t: u64| ((t - t0) as f64 / (t1 - t0).max(1) as f64 * width) as usize;
-    let xs = |b: &Buckets| digits(b.spans.values().map(|s| x(s.newest.0)), 2);
-    let shared = xs(panels[0].1);
+    // Every panel's positions; those of the first are the chart's, and a panel that differs carries its own.
+    let positions: Vec<String> =
+        panels.iter().map(|(_, b)| digits(b.spans.values().map(|s| x(s.newest.0)), 2)).collect();
+    let shared = &positions[0];
     let mut data = Vec::new();
-    for (name, buckets) in &panels {
+    for ((name, buckets), own) in panels.iter().zip(&positions) {
         let m = &latest.metrics[*name];
         let (lo, hi) = buckets
             .spans
@@ -50,9 +52,8 @@ pub fn history_chart(group: &Group, label: &str) -> String {
         let arrow = if m.higher_is_better { "↑" } else { "↓" };
         let range = format!("{} to {}", quantity(lo, &m.unit), quantity(hi, &m.unit));
         let mut panel = vec![name.to_string(), format!("{} {arrow}", metric(m)), range, ys];
-        let own = xs(buckets);
         if own != shared {
-            panel.push(own);
+            panel.push(own.clone());
         }
         data.push(panel);
     }
