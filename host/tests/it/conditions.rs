@@ -27,8 +27,16 @@ fn every_cell_records_its_conditions_and_debug_builds_are_called_doubtful() {
         assert!(c.load_1m.is_some() && c.vm.is_some(), "{c:?}");
     }
     let show = sandbox.cmd().args(["show", "r.jsonl"]).assert().success();
-    assert!(String::from_utf8_lossy(&show.get_output().stdout).contains("doubtful: the plugin is a debug build"));
+    let show = without_steal(&String::from_utf8_lossy(&show.get_output().stdout));
+    assert!(show.contains("doubtful: the plugin is a debug build"), "{show}");
     let md = sandbox.cmd().args(["report", "r.jsonl", "--format", "md"]).assert().success();
-    let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+    let md = without_steal(&String::from_utf8_lossy(&md.get_output().stdout));
     assert!(md.contains("Doubtful conditions: after=1: the plugin is a debug build"), "{md}");
+}
+
+/// `text` without the steal this VM's hypervisor may add to a cell's doubts (CI saw 6.2% once): the phrase
+/// comes first when it is there, and the test asserts what follows it.
+fn without_steal(text: &str) -> String {
+    let steal = regex::Regex::new(r"\d+\.\d% of CPU time stolen by the hypervisor; ").expect("the pattern is valid");
+    steal.replace_all(text, "").into_owned()
 }
