@@ -1,5 +1,5 @@
-//! One chunk of rows written as compressed Parquet files of the table, one per partition (by the table's own
-//! spec), the partitions at once on the runtime's workers.
+//! A chunk of records as rows of the table: each row's fields, the chunk grouped by partition (by the table's
+//! own spec), and a partition's rows as the table's columns.
 //!
 //! Rows are grouped before any column is built: only the columns the spec reads (`ts`, `bench`) go through
 //! iceberg's partition transforms, and each partition then builds its columns from its own rows. Splitting the
@@ -15,17 +15,8 @@ use benchhost_record::merge::identity_hash;
 use benchhost_record::{Kind, Record};
 use iceberg::arrow::{PartitionValueCalculator, arrow_struct_to_literal, schema_to_arrow_schema};
 use iceberg::io::FileIO;
-use iceberg::spec::{DataFile, DataFileFormat, Literal, PartitionKey, Schema, SchemaRef};
+use iceberg::spec::{DataFile, Literal, PartitionKey, Schema};
 use iceberg::table::Table;
-use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
-use iceberg::writer::file_writer::ParquetWriterBuilder;
-use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
-use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
-use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
-use tokio::task::JoinSet;
 
 use crate::store::{IDENTITY, VARIANT};
 
@@ -61,37 +52,13 @@ impl Row {
     }
 }
 
-/// Writes `rows` as ZSTD-compressed Parquet files of `table`, one per partition; on an error, none is left.
-pub async fn write(table: &Table, rows: Vec<Row>) -> Result<Vec<DataFile>> {
-    let mut tasks = JoinSet::new();
-    let name = uuid::Uuid::new_v4().to_string();
-    for (key, rows) in partitions(table, rows)? {
-        let (table, name) = (table.clone(), name.clone());
-        tasks.spawn(async move { write_partition(&table, key, &rows, name).await });
-    }
-    let (mut files, mut failed) = (Vec::new(), None);
-    while let Some(done) = tasks.join_next().await {
-        match done.map_err(|e| anyhow!("a partition's writer stopped: {e}")).and_then(|written| written) {
-            Ok(written) => files.extend(written),
-            Err(e) => failed = failed.or(Some(e)),
-        }
-    }
-    match failed {
-        None => Ok(files),
-        Some(e) => {
-            remove(table.file_io(), &files).await;
-            Err(e)
-        }
-    }
-}
-
 /// `rows` grouped by their partition of `table` (its default spec), each group in the order of `rows`.
 ///
 /// Iceberg's transforms compute each row's partition values from the spec's source columns alone; rows are
 /// grouped by those values in one pass, each encoded once as bytes (arrow's row format), and a group's values
 /// become a partition key once. (Iceberg's own splitter makes a literal of every row's values and filters the
 /// whole batch once per partition: 3% of publish's instructions.)
-fn partitions(table: &Table, rows: Vec<Row>) -> Result<Vec<(PartitionKey, Vec<Row>)>> {
+pub(crate) fn partitions(table: &Table, rows: Vec<Row>) -> Result<Vec<(PartitionKey, Vec<Row>)>> {
     let metadata = table.metadata();
     let (schema, spec) = (metadata.current_schema(), metadata.default_partition_spec());
     let sources = spec.fields().iter().map(|field| field.source_id).collect::<Vec<_>>();
@@ -126,37 +93,8 @@ fn partitions(table: &Table, rows: Vec<Row>) -> Result<Vec<(PartitionKey, Vec<Ro
         .collect()
 }
 
-/// Writes the rows of one partition as files named after `name`, the chunk's (each partition has a directory
-/// of its own; a rolling writer numbers the files it starts past iceberg's default size). Names stay short:
-/// s3s-fs keeps a file named after each object's whole key in base64, and a file name has 255 bytes.
-async fn write_partition(table: &Table, key: PartitionKey, rows: &[Row], name: String) -> Result<Vec<DataFile>> {
-    let metadata = table.metadata();
-    let schema: SchemaRef = metadata.current_schema().clone();
-    let arrow_schema = Arc::new(schema_to_arrow_schema(&schema)?);
-    let columns = arrow_schema.fields().iter().map(|field| column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
-    let batch = RecordBatch::try_new(arrow_schema, columns)?;
-    // The record text (kilobytes of JSON) and the identity (a hash) differ from row to row and are never
-    // filtered on: a dictionary and min/max statistics of them cost time and buy nothing.
-    let mut properties = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?));
-    for unique in ["record", IDENTITY] {
-        properties = properties
-            .set_column_dictionary_enabled(ColumnPath::from(unique), false)
-            .set_column_statistics_enabled(ColumnPath::from(unique), EnabledStatistics::None);
-    }
-    let properties = properties.build();
-    let rolling = RollingFileWriterBuilder::new_with_default_file_size(
-        ParquetWriterBuilder::new(properties, schema),
-        table.file_io().clone(),
-        DefaultLocationGenerator::new(metadata)?,
-        DefaultFileNameGenerator::new(name, None, DataFileFormat::Parquet),
-    );
-    let mut writer = DataFileWriterBuilder::new(rolling).build(Some(key)).await?;
-    writer.write(batch).await?;
-    Ok(writer.close().await?)
-}
-
 /// The column `name` of the table for `rows`.
-fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
+pub(crate) fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
     // Sized up front: grown as it fills, the record column was copied again at each doubling.
     let text = |f: &dyn Fn(&Row) -> Option<&str>| {
         let bytes = rows.iter().map(|row| f(row).map_or(0, str::len)).sum();
@@ -184,7 +122,7 @@ fn column(name: &str, rows: &[Row]) -> Result<ArrayRef> {
 }
 
 /// Deletes files a failed publish wrote (best effort: what remains is found by a later cleanup).
-pub async fn remove(io: &FileIO, files: &[DataFile]) {
+pub(crate) async fn remove(io: &FileIO, files: &[DataFile]) {
     for file in files {
         let _ = io.delete(file.file_path()).await;
     }

@@ -12,6 +12,7 @@
 
 mod chunk;
 pub mod export;
+mod files;
 pub mod gc;
 mod held;
 pub mod location;

@@ -1,6 +1,6 @@
 //! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed
-//! Parquet in chunks (`chunk`: one file per partition of each chunk), committed once. Memory is a few chunks,
-//! their files and 16 bytes per record (its identity), whatever the files' length.
+//! Parquet a chunk at a time (`files`: one file per partition, fed by every chunk), committed once. Memory is a
+//! few chunks, the open files' row groups and 16 bytes per record (its identity), whatever the files' length.
 //!
 //! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added
 //! again. Before its commit, publish reads the identity column of the partitions its records fall in, and the
@@ -20,6 +20,7 @@ use iceberg::spec::DataFile;
 use tokio::sync::mpsc;
 
 use crate::chunk::{self, Row};
+use crate::files::Files;
 use crate::held::{Checked, Ours};
 use crate::store::Warehouse;
 
@@ -117,15 +118,12 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let (tx, mut rx) = mpsc::channel::<Vec<Row>>(2);
     let (inputs, held) = (files.to_vec(), held.clone());
     let reader = tokio::task::spawn_blocking(move || read_chunks(&inputs, &held, &tx));
-    let mut written: Vec<DataFile> = Vec::new();
+    let mut written = Files::new(&table)?;
     let mut failed = None;
     while let Some(rows) = rx.recv().await {
-        match chunk::write(&table, rows).await {
-            Ok(files) => written.extend(files),
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
+        if let Err(e) = written.write(rows).await {
+            failed = Some(e);
+            break;
         }
     }
     drop(rx);
@@ -133,9 +131,12 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let error = match (failed, read) {
         (Some(e), _) => e,
         (None, Err(e)) | (None, Ok(Err(e))) => e,
-        (None, Ok(Ok(ours))) => return Ok(Written { files: written, ours, io: table.file_io().clone() }),
+        (None, Ok(Ok(ours))) => {
+            let io = written.io().clone();
+            return Ok(Written { files: written.close().await?, ours, io });
+        }
     };
-    chunk::remove(table.file_io(), &written).await;
+    written.abandon().await;
     Err(error)
 }
 
