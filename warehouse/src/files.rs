@@ -2,11 +2,11 @@
 //! a partition's records of the whole input land in one file (rolled past iceberg's target size), not in one
 //! file per chunk that touched it.
 //!
-//! Memory stays bounded whatever the input's order: a file holds at most one row group of [`ROW_GROUP`] rows
-//! (~4 MiB compressed) before it goes to storage, and at most [`OPEN`] files are open: past that, those written to
-//! least recently are closed. A year of nightly records in file order touches a month's partitions at a time.
-//! Over 1M records: 469 files of ~2,100 records became ~100 (each file costs a create, a footer, and a read
-//! for every later check and report).
+//! Memory stays bounded whatever the input's order: a file holds at most one row group of [`ROW_GROUP`]
+//! bytes (compressed) before it goes to storage, and at most [`OPEN`] files are open: past that, those written
+//! to least recently are closed. Nightly records in file order touch a month's partitions at a time. Over 1M
+//! records: 469 files of ~2,100 records became 259, one per partition (each file costs a create, a footer,
+//! and a read by every later check and report).
 
 use std::collections::HashMap;
 use std::sync::Arc;
