@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use iceberg::arrow::schema_to_arrow_schema;
 use iceberg::io::FileIO;
 use iceberg::spec::{DataFile, DataFileFormat, Struct};
@@ -48,6 +49,8 @@ struct Open {
 /// The files one attempt writes, by partition.
 pub struct Files {
     table: Table,
+    /// The table's columns as arrow's, made once for every batch of every file.
+    columns: SchemaRef,
     builder: Builder,
     open: HashMap<Struct, Open>,
     closed: Vec<DataFile>,
@@ -80,6 +83,7 @@ impl Files {
         );
         Ok(Files {
             table: table.clone(),
+            columns: Arc::new(schema_to_arrow_schema(metadata.current_schema())?),
             builder: DataFileWriterBuilder::new(rolling),
             open: HashMap::new(),
             closed: Vec::new(),
@@ -99,9 +103,9 @@ impl Files {
                 Some(open) => open.writer,
                 None => self.builder.build(Some(key)).await?,
             };
-            let table = self.table.clone();
+            let columns = self.columns.clone();
             tasks.spawn(async move {
-                let written = write_rows(&table, &mut writer, &rows).await;
+                let written = write_rows(columns, &mut writer, &rows).await;
                 (data, writer, written)
             });
         }
@@ -180,12 +184,10 @@ impl Files {
     }
 }
 
-/// Writes `rows` (one partition's) as one batch of the table's columns.
-async fn write_rows(table: &Table, writer: &mut Writer, rows: &[Row]) -> Result<()> {
-    let arrow_schema = Arc::new(schema_to_arrow_schema(table.metadata().current_schema())?);
-    let columns =
-        arrow_schema.fields().iter().map(|field| chunk::column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
-    writer.write(RecordBatch::try_new(arrow_schema, columns)?).await?;
+/// Writes `rows` (one partition's) as one batch of the table's `columns`.
+async fn write_rows(columns: SchemaRef, writer: &mut Writer, rows: &[Row]) -> Result<()> {
+    let arrays = columns.fields().iter().map(|field| chunk::column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
+    writer.write(RecordBatch::try_new(columns, arrays)?).await?;
     Ok(())
 }
 
