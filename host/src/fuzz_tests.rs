@@ -9,7 +9,8 @@ use std::path::Path;
 use benchhost_record::reader;
 
 use crate::plan::config::{Config, MAX_DURATION, parse_duration, parse_fraction, parse_size};
-use crate::plan::matrix::{self, Catalog, Overrides};
+use crate::plan::matrix::{self, Catalog};
+use crate::plan::settings::Overrides;
 use crate::proc::protocol;
 use benchhost_plugin_api::{Descriptor, Metric, Param};
 use clap::Parser;

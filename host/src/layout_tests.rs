@@ -1,10 +1,19 @@
 //! The rules between the stages of `host/src`, checked on the source itself (as a lint would, without one):
-//! each group uses only the groups the table allows, so there is no import cycle; the pure groups do no I/O
-//! and start no process; clap stays in `cli`; only `child` opens a plugin library to run it; and no code of
-//! the host reads or writes a record line itself (that is `benchhost-record`'s stream). Test code is exempt.
+//! each group uses only the groups the table allows, so there is no import cycle between groups; inside a
+//! group no file imports another in a circle (its `mod.rs` counts as a file); the pure groups do no I/O and
+//! start no process; clap stays in `cli`; only `child` opens a plugin library to run it; and no code of the
+//! host reads or writes a record line itself (that is `benchhost-record`'s stream). The same circle rule
+//! holds between the modules of `benchhost-record` and `benchhost-warehouse`, and `record` does no process or
+//! network I/O. Test code is exempt.
+//!
+//! Sources are read as tokens (comments and string literals dropped), so every path is seen: grouped imports
+//! (`use crate::{a, b::{c}}`), `super::` and `super::super::`, paths inside expressions, and code after a
+//! `#[cfg(test)]` item in the middle of a file (only that item is cut).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::layout_scan::{Module, Source, circles};
 
 /// Each group and the groups it may use. Read top to bottom, a group only uses groups above it.
 const ALLOWED: &[(&str, &[&str])] = &[
@@ -40,32 +49,31 @@ const IO: &[&str] = &[
     "SystemTime",
 ];
 
-/// The non-test source of every file of `group`: inline `#[cfg(test)]` modules and `*_tests.rs` files cut.
-fn sources(group: &str) -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(group);
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".rs") || name.ends_with("_tests.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
-        files.push((format!("{group}/{name}"), code));
-    }
-    assert!(!files.is_empty(), "group {group} has no source");
-    files
+/// What `benchhost-record` must not do: it reads and writes files, never starts a process or opens a socket
+/// (its own process id, for a file name, is not process I/O).
+const PROCESS_OR_NETWORK: &[&str] =
+    &["Command::new", "process::Command", "process::Stdio", "process::Child", "std::net", "TcpStream", "UdpSocket"];
+
+fn crate_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join(name).join("src")
+}
+
+/// The non-test sources of `group` of the host.
+fn sources(group: &str) -> Vec<Source> {
+    let sources = Source::read_dir(&crate_dir("host").join(group), &[group]);
+    assert!(!sources.is_empty(), "group {group} has no source");
+    sources
 }
 
 /// The groups the code of `group` names, with the first file that names each.
 fn used_groups(group: &str) -> BTreeMap<String, String> {
     let groups: BTreeSet<&str> = ALLOWED.iter().map(|(g, _)| *g).collect();
     let mut used = BTreeMap::new();
-    for (file, code) in sources(group) {
-        for part in code.split("crate::").skip(1) {
-            let name: String = part.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if name != group && groups.contains(name.as_str()) {
-                used.entry(name).or_insert_with(|| file.clone());
+    for source in sources(group) {
+        for path in source.paths() {
+            let Some(first) = path.first() else { continue };
+            if first != group && groups.contains(first.as_str()) {
+                used.entry(first.clone()).or_insert_with(|| source.file.clone());
             }
         }
     }
@@ -86,7 +94,7 @@ fn every_group_uses_only_the_groups_before_it_so_there_is_no_cycle() {
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
-    let on_disk: BTreeSet<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+    let on_disk: BTreeSet<String> = std::fs::read_dir(crate_dir("host"))
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_dir())
@@ -97,12 +105,33 @@ fn every_group_uses_only_the_groups_before_it_so_there_is_no_cycle() {
 }
 
 #[test]
+fn no_file_of_a_group_imports_another_in_a_circle() {
+    let mut problems = Vec::new();
+    for (group, _) in ALLOWED {
+        let modules: Vec<Module> = sources(group).iter().map(|s| s.module_uses(&[group])).collect();
+        problems.extend(circles(&modules).into_iter().map(|c| format!("{group}/: {}", c.join(" -> "))));
+    }
+    assert!(problems.is_empty(), "import circles between the files of a group: {problems:#?}");
+}
+
+#[test]
+fn record_does_no_process_or_network_io() {
+    let mut problems = Vec::new();
+    for source in Source::read_dir(&crate_dir("record"), &[]) {
+        for token in PROCESS_OR_NETWORK.iter().filter(|t| source.code.contains(*t)) {
+            problems.push(format!("{} uses `{token}`", source.file));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
 fn the_pure_groups_do_no_io_and_start_no_process() {
     let mut problems = Vec::new();
     for group in PURE {
-        for (file, code) in sources(group) {
-            for token in IO.iter().filter(|t| code.contains(*t)) {
-                problems.push(format!("{file} uses `{token}`"));
+        for source in sources(group) {
+            for token in IO.iter().filter(|t| source.code.contains(*t)) {
+                problems.push(format!("{} uses `{token}`", source.file));
             }
         }
     }
@@ -113,7 +142,8 @@ fn the_pure_groups_do_no_io_and_start_no_process() {
 fn clap_stays_in_cli_and_only_child_opens_a_library_and_records_are_the_streams_business() {
     let mut problems = Vec::new();
     for (group, _) in ALLOWED {
-        for (file, code) in sources(group) {
+        for source in sources(group) {
+            let (file, code) = (&source.file, &source.code);
             if *group != "cli" && (code.contains("clap::") || code.contains("#[arg(") || code.contains("#[command(")) {
                 problems.push(format!("{file}: clap outside cli"));
             }
@@ -126,4 +156,44 @@ fn clap_stays_in_cli_and_only_child_opens_a_library_and_records_are_the_streams_
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// The checks themselves: each would fail on the layout it guards against.
+mod checks {
+    use super::*;
+
+    fn module(file: &str, text: &str, group: &[&str]) -> Module {
+        Source::parse(file, text, group).module_uses(group)
+    }
+
+    #[test]
+    fn grouped_imports_super_super_and_code_after_a_test_module_are_all_seen() {
+        let text = "use crate::{plan::matrix, report::{self, format}};\n\
+                    #[cfg(test)]\nmod tests { use crate::cli::x; }\n\
+                    fn f() { super::super::child::run(); super::duels::go(); }\n\
+                    #[cfg(test)]\n#[path = \"a_tests.rs\"]\nmod tests2;\n\
+                    // crate::import::nothing, a comment\n\
+                    const S: &str = \"crate::import::nothing either\";";
+        let source = Source::parse("run/context.rs", text, &["run"]);
+        let firsts: BTreeSet<String> = source.paths().iter().filter_map(|p| p.first().cloned()).collect();
+        assert_eq!(firsts, BTreeSet::from(["child", "plan", "report", "run"].map(String::from)));
+        assert!(source.code.contains("super::super::child"), "code after the test module is kept");
+        assert!(!source.code.contains("cli"), "the test module is cut");
+        let uses = module("run/context.rs", text, &["run"]);
+        assert_eq!(uses.uses, BTreeSet::from(["duels".to_string()]));
+    }
+
+    #[test]
+    fn a_circle_between_two_files_or_through_mod_rs_is_found() {
+        let a = module("run/a.rs", "use crate::run::b::X;", &["run"]);
+        let b = module("run/b.rs", "use super::{c, a::Y};", &["run"]);
+        let c = module("run/c.rs", "fn f() { crate::run::helper(); }", &["run"]);
+        let root = module("run/mod.rs", "pub mod a;\nfn helper() { c::go() }\nuse self::c;", &["run"]);
+        assert_eq!(circles(&[a.clone(), b.clone()]), [vec!["a", "b", "a"]]);
+        assert_eq!(circles(&[c.clone(), root.clone()]), [vec!["c", "mod", "c"]]);
+        let lone = module("run/a.rs", "use crate::run::b::X;", &["run"]);
+        assert!(circles(&[lone, c]).is_empty());
+        let flat = module("merge.rs", "use crate::{reader::x, scan};", &[]);
+        assert_eq!(flat.uses, BTreeSet::from(["reader".to_string(), "scan".to_string()]));
+    }
 }

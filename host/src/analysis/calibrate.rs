@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::analysis::compare::{decide, ratio_ci};
+use crate::analysis::compare::ratio_ci;
+use crate::analysis::decision::decide;
 use crate::stats;
 use benchhost_record::{Decision, series};
 use benchhost_record::{Kind, MetricValue, Record, RunInfo};

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::decision::{Threshold, decide};
 use crate::analysis::instructions;
 use crate::stats::Z_95;
 use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
@@ -36,9 +37,6 @@ pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
     }
     newest
 }
-
-/// The noise threshold of a series' metric: a fixed one, or one calibrated for it on this host.
-pub type Threshold<'a> = &'a dyn Fn(&Record, &str) -> f64;
 
 /// Verdict records for `new` against `old`, stamped with `run` (the judging invocation).
 pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &RunInfo) -> Vec<Record> {
@@ -146,21 +144,6 @@ pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [
             Some(format!("the values {} and {} give no finite ratio", old.value, new.value))
         }
         _ => None,
-    }
-}
-
-/// The decision for a ratio CI; "worse" is up for lower-is-better metrics and down for higher-is-better.
-pub fn decide([lo, hi]: [f64; 2], higher_is_better: bool, threshold: f64) -> Decision {
-    let (worse_lo, worse_hi) = if higher_is_better { (1.0 / hi, 1.0 / lo) } else { (lo, hi) };
-    let (up, down) = (1.0 + threshold, 1.0 / (1.0 + threshold));
-    if worse_lo > up {
-        Decision::Regressed
-    } else if worse_hi < down {
-        Decision::Improved
-    } else if worse_lo >= down && worse_hi <= up {
-        Decision::NoChange
-    } else {
-        Decision::Inconclusive
     }
 }
 

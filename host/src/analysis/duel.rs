@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use benchhost_plugin_api::{Descriptor, Source};
 
-use crate::analysis::compare;
+use crate::analysis::decision;
 use crate::stats;
 use benchhost_record::{Decision, Method, Record, RunInfo, Verdict};
 
@@ -149,7 +149,7 @@ pub struct Paired<'a> {
 }
 
 /// One verdict per metric of the arm that the processes estimated.
-pub fn verdicts(paired: &Paired<'_>, threshold: compare::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
     let pairs_per_process = paired.estimates.iter().map(|e| e.pairs).max().unwrap_or(0);
     let test = match paired.mode {
         "alternate" => {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::analysis::compare;
+use crate::analysis::decision;
 use benchhost_record::{Decision, INSTRUCTIONS, MetricValue, Record, RunInfo, Verdict};
 
 /// The test named in every verdict on a count.
@@ -15,7 +15,7 @@ pub const TEST: &str = "exact: instructions per iteration counted under Valgrind
 /// The decision on two counts, the worse direction being more instructions.
 pub fn decide(old: f64, new: f64, threshold: f64) -> Decision {
     let ratio = new / old;
-    compare::decide([ratio, ratio], false, threshold)
+    decision::decide([ratio, ratio], false, threshold)
 }
 
 /// The note of a verdict on two counts: both figures and the change, e.g.
@@ -35,7 +35,7 @@ pub fn verdict(
     arm: &Record,
     reference: &Record,
     against: BTreeMap<String, Value>,
-    threshold: compare::Threshold<'_>,
+    threshold: decision::Threshold<'_>,
     run: &RunInfo,
 ) -> Option<Record> {
     let (old, new) = (reference.metrics.get(INSTRUCTIONS)?, arm.metrics.get(INSTRUCTIONS)?);

@@ -3,6 +3,7 @@
 
 pub(crate) mod calibrate;
 pub(crate) mod compare;
+pub(crate) mod decision;
 pub(crate) mod duel;
 pub(crate) mod instructions;
 pub(crate) mod rounds;

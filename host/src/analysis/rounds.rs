@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::compare;
+use crate::analysis::decision;
 use crate::stats;
 use benchhost_record::{Decision, Method, Verdict};
 use benchhost_record::{Kind, MetricValue, Record, RunInfo};
@@ -58,7 +58,7 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
 /// Paired verdicts: every arm of a rig against the rig's first arm, per metric, from the ratio of their
 /// estimates in each round (a Student-t CI95 of the log ratios). `cells[i]` holds cell i's per-round records,
 /// all measurements, in cell order.
-pub fn paired(cells: &[Vec<Record>], threshold: compare::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+pub fn paired(cells: &[Vec<Record>], threshold: decision::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
     let mut verdicts = Vec::new();
     let mut reference: BTreeMap<&str, &Vec<Record>> = BTreeMap::new();
     for rounds in cells {
@@ -78,7 +78,7 @@ pub fn paired(cells: &[Vec<Record>], threshold: compare::Threshold<'_>, run: &Ru
 pub fn against(
     pairs: &[(Vec<Record>, Vec<Record>)],
     label: &str,
-    threshold: compare::Threshold<'_>,
+    threshold: decision::Threshold<'_>,
     run: &RunInfo,
 ) -> Vec<Record> {
     let test = "paired: ratio per interleaved round against the other build; Student-t CI95 of the log ratios";
@@ -92,7 +92,7 @@ fn pair(
     base: &[Record],
     against: BTreeMap<String, serde_json::Value>,
     test: &str,
-    threshold: compare::Threshold<'_>,
+    threshold: decision::Threshold<'_>,
     run: &RunInfo,
 ) -> Vec<Record> {
     let Some(first) = rounds.first() else { return vec![] };
@@ -136,7 +136,7 @@ fn pair(
                 let ratio = summary.mean.exp();
                 let ci = stats::mean_ci95(&logs).map(|[lo, hi]| [lo.exp(), hi.exp()]);
                 verdict.decision = match ci {
-                    Some(ci) => compare::decide(ci, metric.higher_is_better, threshold),
+                    Some(ci) => decision::decide(ci, metric.higher_is_better, threshold),
                     None => Decision::Inconclusive,
                 };
                 (verdict.ratio, verdict.ci95) = (Some(ratio), ci);
@@ -155,7 +155,7 @@ fn pair(
     verdicts
 }
 
-/// The decision rule of every verdict (`compare::decide`).
+/// The decision rule of every verdict (`decision::decide`).
 const RULE: &str = "the whole CI95 of the ratio beyond +threshold (regressed) or below -threshold (improved); within +-threshold: no_change";
 
 /// Both libraries' SHA-256 when `new` and `old` ran from two different files (`--against`), else none.

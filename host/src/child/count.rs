@@ -17,8 +17,9 @@ use std::path::Path;
 
 use benchhost_plugin_api::{RigError, Style};
 
-use super::sampler::Measure;
-use super::{PluginRig, Protocol, create, load, setup_json};
+use crate::child::channel::Protocol;
+use crate::child::rig::{PluginRig, create, load, setup_json};
+use crate::child::sampler::Measure;
 use crate::proc::protocol::{CountTask, Message, Phase};
 
 /// Instructions of the m iterations counted: ~0.1 s of native time here, a second or two under Cachegrind.

@@ -6,8 +6,10 @@
 
 use benchhost_plugin_api::{RigError, Style};
 
-use super::sampler::timed;
-use super::{PluginRig, Protocol, heap, load, set_up, tear_down};
+use crate::child::channel::Protocol;
+use crate::child::heap;
+use crate::child::rig::{PluginRig, load, set_up, tear_down};
+use crate::child::sampler::timed;
 use crate::proc::protocol::{DuelTask, Message, Phase};
 use benchhost_record::Stop;
 

@@ -12,9 +12,12 @@ use anyhow::{Context, Result};
 use benchhost_plugin_api::Descriptor;
 
 use crate::plan::config::Config;
-use crate::plan::matrix::{self, Overrides};
+use crate::plan::matrix;
+use crate::plan::settings::Overrides;
 use crate::plugin::loader::{Loader, Trust};
-use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
+use crate::run::child_executor::ChildExecutor;
+use crate::run::context::{RunContext, WorkDir};
+use crate::run::in_rounds;
 use benchhost_record::{Kind, Record};
 
 /// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
@@ -65,8 +68,9 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
         work_dir,
         rounds: 1,
         instructions: None,
+        written: 0,
     };
-    let ran = runner::run(&cells, &mut ctx, &mut sink);
+    let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     for record in &ran?.records {
         match verdict(record) {

@@ -10,12 +10,15 @@ use crate::cli::args::{CalibrateArgs, Format, MatrixArgs, PluginDirs, ReportArgs
 use crate::cli::reading;
 use crate::cli::streamed::{self, Output};
 use crate::plan::config::Config;
-use crate::plan::matrix::{self, Overrides};
+use crate::plan::matrix;
+use crate::plan::settings::Overrides;
 use crate::plugin::loader::{Loader, Trust};
 use crate::report::{self, export, html};
+use crate::run::child_executor::ChildExecutor;
+use crate::run::context::{RunContext, WorkDir};
+use crate::run::in_rounds;
 use crate::run::output::{narrate, print};
 use crate::run::provenance;
-use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
 use benchhost_record::history::Needs;
 use benchhost_record::sink::Sink;
 
@@ -74,7 +77,7 @@ fn warn_short_samples(cells: &[matrix::Cell], loader: &Loader) {
                 "warning: {}: samples of {} (measurement / samples) are too short to time well; each carries about \
                  1 µs of clock and call overhead: give each sample at least 1 ms",
                 cell.rig,
-                report::quantity(cell.plan.sample_ns as f64, "ns")
+                report::format::quantity(cell.plan.sample_ns as f64, "ns")
             );
         }
     }
@@ -115,8 +118,9 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
         work_dir,
         rounds: args.rounds,
         instructions: None,
+        written: 0,
     };
-    let ran = runner::run(&cells, &mut ctx, &mut sink);
+    let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     let records = crate::analysis::calibrate::calibrate(&ran?.rounds, args.threshold, &run_info);
     Sink::append_all(&args.out, &records)?;

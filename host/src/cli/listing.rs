@@ -6,12 +6,12 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::plugin::loader::Loader;
-use crate::report::plain;
+use crate::report::format::plain;
 
 /// `benchhost list`: plugins, their rigs and parameters, and the files that did not load.
 pub fn plugin_list(loader: &Loader) -> String {
     // Both plugin-api versions side by side: the host's (what it loads) and each plugin's.
-    let mut out = format!("benchhost {}\n", crate::cli::version_line());
+    let mut out = format!("benchhost {}\n", version_line());
     if loader.plugins.is_empty() {
         out.push_str("no plugins found\n");
     }
@@ -98,6 +98,14 @@ fn range(min: Option<f64>, max: Option<f64>) -> String {
     // 9223372036854776000).
     let bound = |b: Option<f64>| b.filter(|b| b.is_finite() && b.abs() < 9.0e18).map(|b| b.to_string());
     format!("{}..{}", bound(min).unwrap_or_default(), bound(max).map(|m| format!("={m}")).unwrap_or_default())
+}
+
+/// `0.1.0 (plugin-api 0.1.0)`: the plugin-api version this host loads plugins of, beside its own.
+pub(crate) fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), benchhost_plugin_api::abi::API_VERSION)
+    })
 }
 
 #[cfg(test)]

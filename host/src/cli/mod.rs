@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::analysis::compare;
 use crate::cli::args::*;
@@ -33,7 +33,7 @@ use benchhost_record::baseline;
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
 /// versioned JSON-lines record per cell to a results stream.
 #[derive(Debug, Parser)]
-#[command(name = "benchhost", version = version_line())]
+#[command(name = "benchhost", version = listing::version_line())]
 pub(crate) struct Cli {
     /// Print less: no progress, tables or summaries (a command's own output, warnings and errors stay).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
@@ -43,14 +43,6 @@ pub(crate) struct Cli {
     pub(crate) verbose: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
-}
-
-/// `0.1.0 (plugin-api 0.1.0)`: the plugin-api version this host loads plugins of, beside its own.
-pub(crate) fn version_line() -> &'static str {
-    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    LINE.get_or_init(|| {
-        format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), benchhost_plugin_api::abi::API_VERSION)
-    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -284,8 +276,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             ))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completions { shell } => crate::cli::shell::completions(shell),
-        Command::Man => crate::cli::shell::man(),
+        Command::Completions { shell } => crate::cli::shell::completions(Cli::command(), shell),
+        Command::Man => crate::cli::shell::man(Cli::command()),
         Command::Schema => {
             print(&benchhost_record::json_schema())?;
             Ok(ExitCode::SUCCESS)

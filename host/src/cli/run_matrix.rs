@@ -3,24 +3,28 @@
 //! output stream (Criterion's `change:`), between interleaved arms, against another build or a baseline.
 //! Exports and a saved baseline come last.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use benchhost_plugin_api::{Descriptor, Style};
+use benchhost_plugin_api::Style;
 
-use crate::analysis::{compare, duel, instructions};
+use crate::analysis::{compare, decision};
 use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::commands::{current_exe, resolve};
 use crate::plan::matrix;
-use crate::plugin::loader::{Loader, Trust};
+use crate::plugin::against::against_loader;
+use crate::plugin::loader::Loader;
 use crate::report::{self, export, html};
-use crate::run::duels;
-use crate::run::instructions::{Counting, Valgrind};
+use crate::run::child_executor::ChildExecutor;
+use crate::run::context::{RunContext, WorkDir};
+use crate::run::duel_plan::{self, Mode};
 use crate::run::output::narrate;
 use crate::run::provenance;
-use crate::run::runner::{self, ChildExecutor, RunContext, WorkDir};
+use crate::run::schedule::run_all;
+use crate::run::valgrind::{Counting, Valgrind};
+use crate::run::verdicts::paired_verdicts;
 use benchhost_record::baseline;
 use benchhost_record::history::History;
 use benchhost_record::{Conditions, Kind, Record};
@@ -37,7 +41,9 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let previous = crate::cli::reading::previous(&args.out);
     let (loader, mut cells) = resolve(&args.matrix)?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
-    let other = args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, allow_writable)).transpose()?;
+    let exe = current_exe()?;
+    let other =
+        args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, &exe, allow_writable)).transpose()?;
     if other.is_some() {
         cells = matrix::with_twins(cells);
     }
@@ -48,16 +54,15 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         run_info.id = Some(id.clone());
     }
     let mut sink = benchhost_record::sink::Sink::open(&args.out)?;
-    let mut executor =
-        ChildExecutor { exe: current_exe()?, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
+    let mut executor = ChildExecutor { exe, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
     let paired = args.interleave || args.rounds.is_some_and(|r| r > 1) || other.is_some();
     let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
     let duels = match paired {
-        true => duels::duels_of(&cells, other.is_some(), &|rig| duel_mode(args.pairing, &loader, rig)),
+        true => duel_plan::duels_of(&cells, other.is_some(), &|rig| duel_mode(args.pairing, &loader, rig)),
         false => vec![],
     };
     let cores = crate::proc::cpus::allowed().len();
-    if duels.iter().any(|d| d.mode == duels::Mode::Concurrent) && cores < 2 {
+    if duels.iter().any(|d| d.mode == Mode::Concurrent) && cores < 2 {
         bail!(
             "--pairing concurrent runs the two arms of a comparison at once, one per core, and this machine lets \
              benchhost use {cores} core (its affinity mask): use --pairing alternate or rounds"
@@ -73,12 +78,13 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         work_dir,
         rounds,
         instructions: valgrind.map(|v| Counting::new(v, &previous.counted)),
+        written: 0,
     };
     let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
-    let mixed = duels::run_all(&cells, &duels, args.rounds, &threshold, &mut ctx, &mut sink)?;
-    let ran = &mixed.ran;
+    let outcome = run_all(&cells, &duels, args.rounds, &threshold, &mut ctx, &mut sink)?;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
-    let records: Vec<_> = ran
+    let records: Vec<_> = outcome
+        .all
         .records
         .iter()
         .zip(&cells)
@@ -95,11 +101,10 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if !args.no_previous {
         show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?;
     }
-    let mut verdicts = paired_verdicts(&mixed.in_rounds, args.against.as_deref(), rounds, &threshold, &run_info);
-    verdicts.extend(duel_verdicts(&mixed, &duels, args.against.as_deref(), &threshold, &run_info));
-    if paired {
-        verdicts.extend(instruction_verdicts(&ran.records, &cells, args.against.as_deref(), &threshold, &run_info));
-    }
+    let mut verdicts = match paired {
+        true => paired_verdicts(&outcome, &cells, &duels, args.against.as_deref(), rounds, &threshold, &run_info),
+        false => Vec::new(),
+    };
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -115,90 +120,16 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// The verdicts of the run's own pairing: each cell against its twin on the other build (`--against`), or
-/// each arm against its rig's first arm over interleaved rounds. Only rounds that all measured take part.
-fn paired_verdicts(
-    ran: &runner::Ran,
-    against: Option<&Path>,
-    rounds: u32,
-    threshold: compare::Threshold<'_>,
-    run_info: &benchhost_record::RunInfo,
-) -> Vec<Record> {
-    let measured = |r: &&Vec<Record>| r.iter().all(|r| r.kind == Kind::Measurement);
-    if let Some(dir) = against {
-        let pairs: Vec<_> = ran
-            .rounds
-            .chunks(2)
-            .filter(|p| p.iter().all(|r| measured(&r)))
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect();
-        return crate::analysis::rounds::against(&pairs, &dir.display().to_string(), threshold, run_info);
-    }
-    if rounds > 1 {
-        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
-        return crate::analysis::rounds::paired(&arms, threshold, run_info);
-    }
-    Vec::new()
-}
-
 /// How the arms of `rig` are paired: `--pairing` when given (a run-style rig cannot alternate: it runs in
 /// rounds), else as the proof found best for its style: alternating samples for iterations-style rigs, rounds
 /// for run-style ones. `None` is rounds.
-fn duel_mode(pairing: Option<Pairing>, loader: &Loader, rig: &str) -> Option<duels::Mode> {
+fn duel_mode(pairing: Option<Pairing>, loader: &Loader, rig: &str) -> Option<Mode> {
     let style = loader.rig(rig)?.1.style;
     match (pairing, style) {
         (Some(Pairing::Rounds), _) | (Some(Pairing::Alternate) | None, Style::Run) => None,
-        (Some(Pairing::Alternate) | None, Style::Iterations) => Some(duels::Mode::Alternate),
-        (Some(Pairing::Concurrent), _) => Some(duels::Mode::Concurrent),
+        (Some(Pairing::Alternate) | None, Style::Iterations) => Some(Mode::Alternate),
+        (Some(Pairing::Concurrent), _) => Some(Mode::Concurrent),
     }
-}
-
-/// The verdicts of the duels (`--pairing alternate` or `concurrent`): each arm against its reference, or this
-/// build against the other. Duels with a failed arm have none (their failures are records of their own).
-fn duel_verdicts(
-    mixed: &duels::Mixed,
-    duels: &[duels::Duel],
-    against: Option<&Path>,
-    threshold: compare::Threshold<'_>,
-    run_info: &benchhost_record::RunInfo,
-) -> Vec<Record> {
-    let mut verdicts = Vec::new();
-    for (duel, estimates) in duels.iter().zip(&mixed.dueled.estimates) {
-        let [a, b] = duel.arms;
-        let (reference, arm) = (&mixed.ran.records[a], &mixed.ran.records[b]);
-        if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
-            continue;
-        }
-        let label = against_label(reference, against);
-        let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
-        verdicts.extend(duel::verdicts(&paired, threshold, run_info));
-    }
-    verdicts
-}
-
-/// What a paired verdict is against: the other build (`--against DIR`), or the reference arm's variant.
-fn against_label(reference: &Record, against: Option<&Path>) -> BTreeMap<String, serde_json::Value> {
-    match against {
-        Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
-        None => reference.variant.clone(),
-    }
-}
-
-/// The verdicts on instruction counts (`--instructions`) between the arms a paired run compares, whatever their
-/// pairing mode: each arm against its rig's first, or this build against the other.
-fn instruction_verdicts(
-    records: &[Record],
-    cells: &[matrix::Cell],
-    against: Option<&Path>,
-    threshold: compare::Threshold<'_>,
-    run_info: &benchhost_record::RunInfo,
-) -> Vec<Record> {
-    let pairs = duels::duels_of(cells, against.is_some(), &|_| Some(duels::Mode::Alternate));
-    let verdict = |[a, b]: [usize; 2]| {
-        let (reference, arm) = (&records[a], &records[b]);
-        instructions::verdict(arm, reference, against_label(reference, against), threshold, run_info)
-    };
-    pairs.iter().filter_map(|d| verdict(d.arms)).collect()
 }
 
 /// `--instructions` with run-style rigs in the matrix: one line per such rig, and its cells run as usual.
@@ -221,7 +152,7 @@ fn note_run_style(cells: &[matrix::Cell], loader: &Loader) {
 fn show_change(
     previous: &[Record],
     records: &[Record],
-    threshold: compare::Threshold<'_>,
+    threshold: decision::Threshold<'_>,
     run: &benchhost_record::RunInfo,
     out: &Path,
 ) -> Result<()> {
@@ -264,52 +195,6 @@ fn export_records(args: &RunArgs, records: &[Record], threshold: f64) -> Result<
     Ok(())
 }
 
-/// The plugins of the other build (`run --against DIR`), which must provide every rig of the run, described as
-/// this build describes it.
-fn against_loader(dir: &Path, cells: &[matrix::Cell], ours: &Loader, allow_writable: bool) -> Result<Loader> {
-    // The other build's libraries differ from this one's by design: `rigs.toml`'s pins are not theirs.
-    let trust = Trust { allow_writable, ..Trust::default() };
-    let loader = Loader::discover(&[dir.to_owned()], &current_exe()?, &trust);
-    for rejected in &loader.rejected {
-        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
-    }
-    if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
-        bail!(
-            "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",
-            dir.display(),
-            cell.rig
-        );
-    }
-    for rig in cells.iter().map(|c| c.rig.as_str()) {
-        let (Some((_, here)), Some((_, there))) = (ours.rig(rig), loader.rig(rig)) else { continue };
-        if let Some(why) = descriptor_difference(here, there) {
-            bail!("--against {}: rig `{rig}` is not the same rig in both builds: {why}", dir.display());
-        }
-    }
-    Ok(loader)
-}
-
-/// How the other build's descriptor of a rig differs from this one's in what a paired comparison depends on
-/// (style, parameter names and types, metric names, units and directions), if it does: their records would not
-/// be of the same thing.
-fn descriptor_difference(ours: &Descriptor, theirs: &Descriptor) -> Option<String> {
-    let params = |d: &Descriptor| d.params.iter().map(|p| format!("{} ({:?})", p.name, p.ty)).collect::<Vec<_>>();
-    let metrics = |d: &Descriptor| {
-        let direction = |hib: bool| if hib { "higher is better" } else { "lower is better" };
-        d.metrics
-            .iter()
-            .map(|m| format!("{} [{}, {}]", m.name, m.unit.as_str(), direction(m.higher_is_better)))
-            .collect::<Vec<_>>()
-    };
-    let differs = |what: &str, a: Vec<String>, b: Vec<String>| {
-        (a != b).then(|| format!("its {what} differ: here {}, there {}", a.join(", "), b.join(", ")))
-    };
-    if ours.style != theirs.style {
-        return Some(format!("its style differs: here {:?}, there {:?}", ours.style, theirs.style));
-    }
-    differs("parameters", params(ours), params(theirs)).or_else(|| differs("metrics", metrics(ours), metrics(theirs)))
-}
-
 /// One line when conditions made numbers doubtful (a debug build, CPU steal past `DOUBTFUL_STEAL_PERCENT`):
 /// how many cells, and the worst of each reason.
 fn warn_doubtful(records: &[Record]) {
@@ -348,37 +233,5 @@ fn warn_missed_targets(records: &[Record]) {
             reached * 100.0,
             cell.samples
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use benchhost_plugin_api::{Descriptor, Metric, Param, Unit};
-
-    use super::descriptor_difference;
-
-    #[test]
-    fn two_builds_of_a_rig_must_describe_the_same_parameters_and_metrics() {
-        let ours = Descriptor::iterations("wal", "a").param(Param::int("rows", 10)).metric(Metric::iter_time("t"));
-        let docs_only = Descriptor::iterations("wal", "b").param(Param::int("rows", 99)).metric(Metric::iter_time("t"));
-        assert_eq!(descriptor_difference(&ours, &docs_only), None, "docs and defaults may differ: cells carry values");
-        let renamed =
-            Descriptor::iterations("wal", "a").param(Param::int("row_count", 10)).metric(Metric::iter_time("t"));
-        assert_eq!(
-            descriptor_difference(&ours, &renamed).unwrap(),
-            "its parameters differ: here rows (Int), there row_count (Int)"
-        );
-        let rate = Descriptor::iterations("wal", "a").param(Param::int("rows", 10)).metric(Metric::rate(
-            "t",
-            Unit::RowsPerSec,
-            "rows",
-        ));
-        assert!(
-            descriptor_difference(&ours, &rate)
-                .unwrap()
-                .starts_with("its metrics differ: here t [ns, lower is better]")
-        );
-        let run = Descriptor::run("wal", "a").param(Param::int("rows", 10)).metric(Metric::iter_time("t"));
-        assert_eq!(descriptor_difference(&ours, &run).unwrap(), "its style differs: here Iterations, there Run");
     }
 }

@@ -4,23 +4,21 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::CommandFactory;
 
-use crate::cli::Cli;
 use crate::run::output::print;
 
-/// Completions for `shell`, written to stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
+/// Completions of `command` (benchhost's, from clap) for `shell`, written to stdout.
+pub fn completions(mut command: clap::Command, shell: clap_complete::Shell) -> Result<ExitCode> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "benchhost", &mut out);
+    clap_complete::generate(shell, &mut command, "benchhost", &mut out);
     print(&String::from_utf8_lossy(&out))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The man page (roff), written to stdout: `benchhost man > benchhost.1`.
-pub fn man() -> Result<ExitCode> {
+/// The man page of `command` (roff), written to stdout: `benchhost man > benchhost.1`.
+pub fn man(command: clap::Command) -> Result<ExitCode> {
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(command).render(&mut out)?;
     print(&String::from_utf8_lossy(&out))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -219,7 +219,7 @@ fn shown_variant(
     first: &BTreeMap<String, Value>,
     varying: &BTreeSet<String>,
 ) -> String {
-    let pair = |(k, v): (&String, &Value)| format!("{k}={}", report::plain(v));
+    let pair = |(k, v): (&String, &Value)| format!("{k}={}", report::format::plain(v));
     let name: Vec<String> = variant.iter().filter(|(k, _)| varying.contains(*k)).map(pair).collect();
     if name.is_empty() {
         return first.iter().filter(|(k, _)| !varying.contains(*k)).map(pair).collect::<Vec<_>>().join(" ");

@@ -10,9 +10,8 @@ use serde_json::Value;
 use toml::Spanned;
 
 use crate::plan::config::{Config, ConfigError, RigEntry};
-use crate::plan::settings::Plan;
+use crate::plan::settings::{Overrides, Plan};
 use crate::plan::values::{check_value, parse_sets, suggest};
-use crate::stats::Sampling;
 
 /// One point of the matrix: one rig, one full set of parameter values.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,37 +64,6 @@ pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
         .enumerate()
         .map(|(index, cell)| Cell { index, ..cell })
         .collect()
-}
-
-/// What the command line adds to the file.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// `--plugin NAME`: only these rigs, in this order.
-    pub rigs: Vec<String>,
-    /// `--set key=value`, in order.
-    pub sets: Vec<(String, String)>,
-    /// `--quick`: short warm-up and few samples.
-    pub quick: bool,
-    /// `--deadline`.
-    pub deadline: Option<Duration>,
-    /// `--max-cells`.
-    pub max_cells: Option<u64>,
-    /// `--sampling`.
-    pub sampling: Option<Sampling>,
-    /// `--target-ci`, a fraction (0.01 for 1%).
-    pub target_ci: Option<f64>,
-    /// `--budget`.
-    pub budget: Option<Duration>,
-    /// `--resamples`.
-    pub resamples: Option<u32>,
-    /// `--warmup`.
-    pub warmup: Option<Duration>,
-    /// `--measurement`.
-    pub measurement: Option<Duration>,
-    /// `--samples`.
-    pub samples: Option<u32>,
-    /// `--repetitions`.
-    pub repetitions: Option<u32>,
 }
 
 /// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.

@@ -6,9 +6,39 @@ use std::time::Duration;
 use toml::Spanned;
 
 use crate::plan::config::{Config, ConfigError, RigEntry, Settings, nanos, parse_duration, parse_fraction};
-use crate::plan::matrix::Overrides;
 use benchhost_record::Sampling;
 use serde::{Deserialize, Serialize};
+
+/// What the command line adds to the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--plugin NAME`: only these rigs, in this order.
+    pub rigs: Vec<String>,
+    /// `--set key=value`, in order.
+    pub sets: Vec<(String, String)>,
+    /// `--quick`: short warm-up and few samples.
+    pub quick: bool,
+    /// `--deadline`.
+    pub deadline: Option<Duration>,
+    /// `--max-cells`.
+    pub max_cells: Option<u64>,
+    /// `--sampling`.
+    pub sampling: Option<Sampling>,
+    /// `--target-ci`, a fraction (0.01 for 1%).
+    pub target_ci: Option<f64>,
+    /// `--budget`.
+    pub budget: Option<Duration>,
+    /// `--resamples`.
+    pub resamples: Option<u32>,
+    /// `--warmup`.
+    pub warmup: Option<Duration>,
+    /// `--measurement`.
+    pub measurement: Option<Duration>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--repetitions`.
+    pub repetitions: Option<u32>,
+}
 
 /// The sampling plan and deadline of `entry`'s cells.
 pub fn resolve(

@@ -14,7 +14,8 @@ use benchhost_plugin_api::Descriptor;
 use benchhost_plugin_api::abi::PluginInfo;
 
 use crate::plan::matrix::Catalog;
-use crate::proc::executor::{End, run_child, signal_name};
+use crate::proc::executor::{End, run_child};
+use crate::proc::interrupt::signal_name;
 use crate::proc::protocol::{Message, Task};
 
 /// A library that loaded.

@@ -2,7 +2,7 @@
 //! once (from the handler: `kill` is async-signal-safe) and is noted; the runner then removes that cell's
 //! scratch directory, writes no record for it (it is half done), and ends the command with 128 + the signal,
 //! naming the cell. Records written before stay: each is one whole line. A second signal ends the process
-//! immediately.
+//! immediately. Signals are named here for every message (`SIGSEGV`, `signal 42`).
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -75,7 +75,7 @@ pub struct Interrupted {
 
 impl std::fmt::Display for Interrupted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = crate::proc::executor::signal_name(self.signal);
+        let name = signal_name(self.signal);
         write!(f, "interrupted by {name} during {}: its record was not written; {}", self.during, self.kept)
     }
 }
@@ -87,4 +87,25 @@ impl Interrupted {
     pub fn exit_code(&self) -> u8 {
         (128 + self.signal).clamp(0, 255) as u8
     }
+}
+
+/// Name of a signal, e.g. `SIGSEGV`.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGSYS => "SIGSYS",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGHUP => "SIGHUP",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
 }

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::analysis::compare;
-use crate::report::{metric, plain};
+use crate::analysis::{compare, decision};
+use crate::report::format::{metric, plain};
 use benchhost_record::SeriesKey;
 use benchhost_record::{Kind, MetricValue, Record};
 
@@ -132,7 +132,7 @@ fn vs_previous(before: &MetricValue, after: &MetricValue, threshold: f64) -> Str
     if let Some(why) = compare::undefined_ratio(before, after, ratio, ci) {
         return format!("undefined ({why})");
     }
-    let decision = compare::decide(ci, after.higher_is_better, threshold);
+    let decision = decision::decide(ci, after.higher_is_better, threshold);
     format!("{:+.1}% ({})", (ratio - 1.0) * 100.0, decision.name())
 }
 

@@ -7,13 +7,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::report::{plain, quantity};
+use crate::report::format::{plain, quantity};
+use crate::report::html_series::{LEFT, W};
+use crate::report::html_text::{esc, provenance};
 use benchhost_record::history::{Group, History, Needs};
 use benchhost_record::{Kind, Record};
 
-pub(super) const W: f64 = 640.0;
 pub(super) const H: f64 = 240.0;
-pub(super) const LEFT: f64 = 120.0;
 pub(super) const BOTTOM: f64 = 30.0;
 pub(super) const TOP: f64 = 20.0;
 pub(super) const PALETTE: [&str; 8] =
@@ -211,59 +211,9 @@ pub(super) fn figure(title: &str, higher_is_better: bool, unit: &str, svg: Strin
     )
 }
 
-/// `CPU · commit · date`, each distinct value once; past three, how many more.
-pub(super) fn provenance(records: &[&Record]) -> String {
-    const SHOWN: usize = 3;
-    let mut seen: Vec<String> = Vec::new();
-    let mut more = std::collections::BTreeSet::new();
-    for r in records {
-        let date = date(r.run.ts_ms);
-        let line = format!("{} · commit {} · {date}", r.run.cpu, r.run.commit.as_deref().unwrap_or("none"));
-        if seen.contains(&line) {
-            continue;
-        }
-        if seen.len() < SHOWN {
-            seen.push(line);
-        } else {
-            more.insert(line);
-        }
-    }
-    let mut text = seen.join("; ");
-    if !more.is_empty() {
-        let _ = write!(text, "; and {} more", more.len());
-    }
-    text
-}
-
-/// `YYYY-MM-DD` (UTC) of a Unix time in ms (civil-from-days, Howard Hinnant's algorithm).
-pub(super) fn date(ts_ms: u64) -> String {
-    let z = (ts_ms / 86_400_000) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-pub(super) fn esc(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_and_escaping() {
-        assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(1_783_679_451_911), "2026-07-10");
-        assert_eq!(date(951_782_400_000), "2000-02-29");
-        assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
-    }
 
     #[test]
     fn positions_are_base_64_digits_of_a_fixed_width() {

@@ -5,10 +5,14 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::report::html::{LEFT, W, date, esc, provenance};
-use crate::report::{metric, quantity};
+use crate::report::format::{metric, quantity};
+use crate::report::html_text::{date, esc, provenance};
 use benchhost_record::history::{Buckets, Group};
 
+/// Width of every chart of the page (the bars of `html.rs` too, so the page's charts line up), px.
+pub const W: f64 = 640.0;
+/// Left margin of every chart, for the labels of its axis, px.
+pub const LEFT: f64 = 120.0;
 /// Height of one metric's panel, px.
 const PANEL: u32 = 56;
 /// Space under the last panel for the time axis, px.

@@ -12,8 +12,8 @@ use crate::plan::matrix::Cell;
 use crate::proc::executor::{ChildRun, failed_spawn};
 use crate::proc::protocol::Message;
 use crate::run::conditions::CpuTimes;
-use crate::run::duels::Shape;
-use crate::run::runner::{DuelRun, PairRun, RunContext, kept_log, phase_word, record_of};
+use crate::run::context::{DuelRun, PairRun, RunContext, kept_log, show_phase};
+use crate::run::duel_plan::Shape;
 use benchhost_record::{Kind, Record};
 
 /// Both arms in one process, samples alternating; the side that goes first alternates with `round`.
@@ -32,17 +32,13 @@ pub fn alternate(
     let child = match make_dirs(&scratch) {
         Ok(()) => {
             let duel = DuelRun { cells: arms, scratch: [&scratch[0], &scratch[1]], first: round % 2, shape };
-            ctx.executor.execute_duel(duel, &log, &mut |m| {
-                if let Message::Phase { phase } = m {
-                    progress.set_message(format!("{label} — {}", phase_word(*phase)));
-                }
-            })
+            ctx.executor.execute_duel(duel, &log, &mut show_phase(label, progress))
         }
         Err(why) => failed_spawn(why),
     };
     remove_dirs(&scratch);
     let log = kept_log(&log);
-    let records = [0, 1].map(|s| record_of(arms[s], &side_of(&child, s), ctx, before, log.clone()));
+    let records = [0, 1].map(|s| ctx.record_from_child(arms[s], &side_of(&child, s), before, log.clone()));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let descriptor = ctx.catalog.descriptor(&arms[1].rig).expect("cells are only made for loaded rigs");
     let estimate = measured.then(|| {
@@ -68,7 +64,7 @@ pub fn concurrent(arms: [&Cell; 2], ctx: &mut RunContext<'_>, round: usize) -> (
         Err(why) => [failed_spawn(why.clone()), failed_spawn(why)],
     };
     remove_dirs(&scratch);
-    let records = [0, 1].map(|s| record_of(arms[s], &children[s], ctx, before, kept_log(&logs[s])));
+    let records = [0, 1].map(|s| ctx.record_from_child(arms[s], &children[s], before, kept_log(&logs[s])));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let estimate = measured.then(|| duel::from_records(&records[0], &records[1]));
     (records, estimate)

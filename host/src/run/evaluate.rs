@@ -8,7 +8,8 @@ use benchhost_plugin_api::{Descriptor, ErrorKind, Source, Style, Unit, check_inv
 
 use crate::plan::matrix::Cell;
 use crate::plan::settings::Plan;
-use crate::proc::executor::{ChildRun, End, OUT_OF_MEMORY_REPORT, STACK_OVERFLOW_REPORT, signal_name};
+use crate::proc::executor::{ChildRun, End, OUT_OF_MEMORY_REPORT, STACK_OVERFLOW_REPORT};
+use crate::proc::interrupt::signal_name;
 use crate::proc::protocol::{Message, Phase};
 use crate::stats;
 use benchhost_record::{Cause, CellInfo, Check, Failure, Kind, MetricValue, PluginBuild, Record, RunInfo, Stop};

@@ -1,0 +1,89 @@
+//! The other build of `run --against DIR`: its plugins, which must provide every rig of the run and describe
+//! each as this build does (the same style, parameters and metrics), or their records would not be of the same
+//! thing.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use benchhost_plugin_api::Descriptor;
+
+use crate::plan::matrix::Cell;
+use crate::plugin::loader::{Loader, Trust};
+
+/// The plugins of the other build in `dir`, which must provide every rig of `cells`, described as `ours` describes
+/// it. `exe` probes them.
+pub fn against_loader(dir: &Path, cells: &[Cell], ours: &Loader, exe: &Path, allow_writable: bool) -> Result<Loader> {
+    // The other build's libraries differ from this one's by design: `rigs.toml`'s pins are not theirs.
+    let trust = Trust { allow_writable, ..Trust::default() };
+    let loader = Loader::discover(&[dir.to_owned()], exe, &trust);
+    for rejected in &loader.rejected {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
+        bail!(
+            "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",
+            dir.display(),
+            cell.rig
+        );
+    }
+    for rig in cells.iter().map(|c| c.rig.as_str()) {
+        let (Some((_, here)), Some((_, there))) = (ours.rig(rig), loader.rig(rig)) else { continue };
+        if let Some(why) = descriptor_difference(here, there) {
+            bail!("--against {}: rig `{rig}` is not the same rig in both builds: {why}", dir.display());
+        }
+    }
+    Ok(loader)
+}
+
+/// How the other build's descriptor of a rig differs from this one's in what a paired comparison depends on
+/// (style, parameter names and types, metric names, units and directions), if it does: their records would not
+/// be of the same thing.
+fn descriptor_difference(ours: &Descriptor, theirs: &Descriptor) -> Option<String> {
+    let params = |d: &Descriptor| d.params.iter().map(|p| format!("{} ({:?})", p.name, p.ty)).collect::<Vec<_>>();
+    let metrics = |d: &Descriptor| {
+        let direction = |hib: bool| if hib { "higher is better" } else { "lower is better" };
+        d.metrics
+            .iter()
+            .map(|m| format!("{} [{}, {}]", m.name, m.unit.as_str(), direction(m.higher_is_better)))
+            .collect::<Vec<_>>()
+    };
+    let differs = |what: &str, a: Vec<String>, b: Vec<String>| {
+        (a != b).then(|| format!("its {what} differ: here {}, there {}", a.join(", "), b.join(", ")))
+    };
+    if ours.style != theirs.style {
+        return Some(format!("its style differs: here {:?}, there {:?}", ours.style, theirs.style));
+    }
+    differs("parameters", params(ours), params(theirs)).or_else(|| differs("metrics", metrics(ours), metrics(theirs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use benchhost_plugin_api::{Descriptor, Metric, Param, Unit};
+
+    use super::descriptor_difference;
+
+    #[test]
+    fn two_builds_of_a_rig_must_describe_the_same_parameters_and_metrics() {
+        let ours = Descriptor::iterations("wal", "a").param(Param::int("rows", 10)).metric(Metric::iter_time("t"));
+        let docs_only = Descriptor::iterations("wal", "b").param(Param::int("rows", 99)).metric(Metric::iter_time("t"));
+        assert_eq!(descriptor_difference(&ours, &docs_only), None, "docs and defaults may differ: cells carry values");
+        let renamed =
+            Descriptor::iterations("wal", "a").param(Param::int("row_count", 10)).metric(Metric::iter_time("t"));
+        assert_eq!(
+            descriptor_difference(&ours, &renamed).unwrap(),
+            "its parameters differ: here rows (Int), there row_count (Int)"
+        );
+        let rate = Descriptor::iterations("wal", "a").param(Param::int("rows", 10)).metric(Metric::rate(
+            "t",
+            Unit::RowsPerSec,
+            "rows",
+        ));
+        assert!(
+            descriptor_difference(&ours, &rate)
+                .unwrap()
+                .starts_with("its metrics differ: here t [ns, lower is better]")
+        );
+        let run = Descriptor::run("wal", "a").param(Param::int("rows", 10)).metric(Metric::iter_time("t"));
+        assert_eq!(descriptor_difference(&ours, &run).unwrap(), "its style differs: here Iterations, there Run");
+    }
+}

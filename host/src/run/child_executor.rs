@@ -1,0 +1,80 @@
+//! The real executor: each cell, duel process, pair or count is `benchhost __child` with its task, the rig's
+//! library taken from this build's loader or, for a twin, from the other build's (`run --against DIR`).
+
+use std::path::{Path, PathBuf};
+
+use crate::plan::matrix::Cell;
+use crate::plugin::loader::Loader;
+use crate::proc::executor::{ChildRun, failed_spawn, run_child, run_child_under};
+use crate::proc::protocol::{CellTask, CountTask, DuelTask, Message, Task};
+use crate::run::context::{CountRun, DuelRun, Executor, PairRun};
+use crate::run::valgrind::DEADLINE_FACTOR;
+
+/// The real executor: `benchhost __child` per cell.
+pub struct ChildExecutor<'a> {
+    /// The benchhost binary to re-execute.
+    pub exe: PathBuf,
+    /// Where the rigs come from.
+    pub loader: &'a Loader,
+    /// Where the twins' rigs come from (`run --against DIR`).
+    pub against: Option<&'a Loader>,
+    /// `--quick`.
+    pub quick: bool,
+}
+
+impl Executor for ChildExecutor<'_> {
+    fn execute(&mut self, cell: &Cell, scratch: &Path, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let task = Task::Cell(self.task(cell, scratch));
+        run_child(&self.exe, &task, cell.deadline, Some(log), on_message)
+    }
+
+    fn execute_pair(&mut self, pair: PairRun<'_>) -> [ChildRun; 2] {
+        let tasks = [0, 1]
+            .map(|s| Task::Cell(CellTask { cpu: Some(pair.cpus[s]), ..self.task(pair.cells[s], pair.scratch[s]) }));
+        let exe = &self.exe;
+        std::thread::scope(|scope| {
+            let run = |s: usize| {
+                let (task, deadline, log) = (&tasks[s], pair.cells[s].deadline, pair.logs[s]);
+                scope.spawn(move || run_child(exe, task, deadline, Some(log), &mut |_| {}))
+            };
+            let (a, b) = (run(0), run(1));
+            [a, b].map(|h| h.join().unwrap_or_else(|_| failed_spawn("the thread watching the child panicked".into())))
+        })
+    }
+
+    fn execute_count(&mut self, count: CountRun<'_>) -> ChildRun {
+        let cell = self.task(count.cell, count.scratch);
+        let task = Task::Count(CountTask { cell, totals: count.totals.to_owned(), near: count.near, most: count.most });
+        let deadline = count.cell.deadline.saturating_mul(DEADLINE_FACTOR);
+        run_child_under(&count.wrapper, &self.exe, &task, deadline, Some(count.log), &mut |_| {})
+    }
+
+    fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
+        let [a, b] = duel.cells;
+        let task = Task::Duel(Box::new(DuelTask {
+            sides: [self.task(a, duel.scratch[0]), self.task(b, duel.scratch[1])],
+            first: duel.first,
+            warmup_ns: duel.shape.warmup_ns,
+            sample_ns: duel.shape.sample_ns,
+            pairs: duel.shape.pairs,
+        }));
+        run_child(&self.exe, &task, a.deadline.max(b.deadline), Some(log), on_message)
+    }
+}
+
+impl ChildExecutor<'_> {
+    fn task(&self, cell: &Cell, scratch: &Path) -> CellTask {
+        let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };
+        let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
+        CellTask {
+            plugin_path: plugin.path.clone(),
+            pin: plugin.pin.clone(),
+            rig: cell.rig.clone(),
+            params: cell.params.clone(),
+            plan: cell.plan,
+            scratch_dir: scratch.to_owned(),
+            quick: self.quick,
+            cpu: None,
+        }
+    }
+}

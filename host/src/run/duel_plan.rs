@@ -1,0 +1,114 @@
+//! Which arms duel and how: the pairing mode of a rig's arms, the duels of a run (each arm against its
+//! reference, or each cell against its twin on the other build), and the shape of one duel process. Plans
+//! only; `duels.rs` runs them.
+
+use std::collections::BTreeMap;
+
+use crate::plan::matrix::Cell;
+
+/// How the two arms of a duel are measured side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// In one process, samples alternating (iterations-style rigs).
+    Alternate,
+    /// In two processes at once, one per core, the cores swapped between rounds.
+    Concurrent,
+}
+
+impl Mode {
+    /// Processes per duel: `asked` (`--rounds`), else [`PROCESSES`] for alternating samples and
+    /// [`CONCURRENT_ROUNDS`] for concurrent ones.
+    pub fn processes(self, asked: Option<u32>) -> u32 {
+        asked.unwrap_or(match self {
+            Mode::Alternate => PROCESSES,
+            Mode::Concurrent => CONCURRENT_ROUNDS,
+        })
+    }
+
+    /// Its name in records and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Alternate => "alternate",
+            Mode::Concurrent => "concurrent",
+        }
+    }
+}
+
+/// The samples of a sample-paired comparison: short enough that a pair falls inside one phase of the
+/// machine (Tango takes 5-10 ms), long enough that a clock pair costs nothing next to them.
+pub const SAMPLE_NS: u64 = 10_000_000;
+
+/// Processes per duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (harness rig, A/A
+/// duels, 10 ms samples, the same 2 x 4 s of warm-up and measurement spread over the processes): each process
+/// costs only ~20 ms beyond its share, and the spread between processes' estimates is the limit, not the pairs:
+/// 0.3-1% (noop, sort, wal) and 2-3% on the 64 KiB copy, whose arms' buffers land on other pages in every
+/// process, with one process in ten or twenty 5-10% off. With 6 processes 20 of 30 copy A/A duels were
+/// `no_change`; with 20 and the trimmed mean over processes, |estimate| + CI90 half-width stayed within 1.7%
+/// in the copy's A/A duels measured (no_change needs it within the ±3% threshold). A comparison of two arms
+/// costs ~8.5 s.
+pub const PROCESSES: u32 = 20;
+
+/// Rounds of a concurrent duel unless `--rounds` says otherwise: as many as interleaved rounds have (a
+/// run-style cell is seconds long; its repetitions already average inside each process).
+pub const CONCURRENT_ROUNDS: u32 = 5;
+
+/// What one process of a duel does: its warm-up per arm, the duration of one sample and the pairs to take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    /// Warm-up of each arm, ns.
+    pub warmup_ns: u64,
+    /// Target duration of one sample, ns.
+    pub sample_ns: u64,
+    /// Pairs of samples.
+    pub pairs: u32,
+}
+
+impl Shape {
+    /// A cell's plan spread over `processes`: each arm gets the plan's warm-up and measurement time in all, a
+    /// share in each process, in samples of at most [`SAMPLE_NS`] (at least 10 pairs per process).
+    pub fn of(plan: &crate::plan::settings::Plan, processes: u32) -> Shape {
+        let processes = u64::from(processes.max(1));
+        let sample_ns = plan.sample_ns.clamp(1, SAMPLE_NS);
+        let measurement = plan.sample_ns.saturating_mul(u64::from(plan.samples)) / processes;
+        let pairs = measurement.div_ceil(sample_ns).clamp(10, u64::from(u32::MAX)) as u32;
+        Shape { warmup_ns: plan.warmup_ns / processes, sample_ns, pairs }
+    }
+}
+
+/// A duel: the reference arm and the arm compared with it, as indices into the run's cells, and how they
+/// are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Duel {
+    /// Reference, then the arm compared with it.
+    pub arms: [usize; 2],
+    /// Side by side how.
+    pub mode: Mode,
+}
+
+/// The duels of a run: with `against`, each cell and its twin (cells 2i and 2i+1); otherwise every arm of a rig
+/// after its first against that first one. `mode_of(rig)` says how a rig's arms duel; a rig it gives no mode
+/// to runs in rounds.
+pub fn duels_of(cells: &[Cell], against: bool, mode_of: &dyn Fn(&str) -> Option<Mode>) -> Vec<Duel> {
+    if against {
+        // The other build is the reference: the verdict is on this build, as `compare NEW OLD` is.
+        return (0..cells.len() / 2)
+            .filter_map(|i| Some(Duel { arms: [2 * i + 1, 2 * i], mode: mode_of(&cells[2 * i].rig)? }))
+            .collect();
+    }
+    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut duels = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let Some(mode) = mode_of(&cell.rig) else { continue };
+        match first.get(cell.rig.as_str()) {
+            Some(&reference) => duels.push(Duel { arms: [reference, i], mode }),
+            None => {
+                first.insert(&cell.rig, i);
+            }
+        }
+    }
+    duels
+}
+
+#[cfg(test)]
+#[path = "duel_plan_tests.rs"]
+mod tests;
