@@ -2,13 +2,15 @@
 //! `main` chooses the exit code. The only public item of the crate.
 
 mod args;
+mod calibrate;
 mod check;
-mod commands;
 mod delegate;
 mod examples;
 mod judging;
 mod listing;
-mod reading;
+mod matrix_setup;
+mod read_streams;
+mod results_commands;
 mod run_matrix;
 mod scaffold;
 mod shell;
@@ -23,8 +25,10 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::analysis::compare;
 use crate::cli::args::*;
-use crate::cli::commands::*;
+use crate::cli::calibrate::calibrate_matrix;
 use crate::cli::judging::ThresholdArg;
+use crate::cli::matrix_setup::{discover, resolve};
+use crate::cli::results_commands::*;
 use crate::plan::config::parse_positive_duration;
 use crate::run::output::print;
 use crate::run::provenance;
@@ -235,7 +239,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let run = provenance::current();
             // Read only for `auto`: a fixed threshold needs nothing of the results stream.
             let calibrations = match args.judging.threshold {
-                ThresholdArg::Auto => crate::cli::reading::calibrations(&args.results),
+                ThresholdArg::Auto => crate::cli::read_streams::calibrations(&args.results),
                 ThresholdArg::Fixed(_) => Vec::new(),
             };
             let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);

@@ -12,7 +12,7 @@ use benchhost_plugin_api::Style;
 
 use crate::analysis::{compare, decision};
 use crate::cli::args::{Pairing, RunArgs};
-use crate::cli::commands::{current_exe, resolve};
+use crate::cli::matrix_setup::{current_exe, resolve};
 use crate::plan::matrix;
 use crate::plugin::against::against_loader;
 use crate::plugin::loader::Loader;
@@ -38,7 +38,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     // Read before the run appends: the baseline and the previous records are what stood before it.
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
     // One read of --out serves the previous records, the calibrations and the counts' sizes.
-    let previous = crate::cli::reading::previous(&args.out);
+    let previous = crate::cli::read_streams::previous(&args.out);
     let (loader, mut cells) = resolve(&args.matrix)?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
     let exe = current_exe()?;

@@ -1,0 +1,99 @@
+//! The matrix a command runs, from `rigs.toml` (or `--config`) and the command line: its plugins found, its
+//! cells expanded, sharded and filtered; and the benchhost executable every child re-executes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::args::{MatrixArgs, PluginDirs};
+use crate::plan::config::Config;
+use crate::plan::matrix;
+use crate::plan::settings::Overrides;
+use crate::plugin::loader::{Loader, Trust};
+use crate::report;
+
+/// The plugins and the cells of the matrix `args` names: `--config`, else `./rigs.toml`, else the rigs of
+/// `--plugin` on their defaults; sharded and filtered, each cell keeping its index in the whole matrix.
+pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
+        None => Config::empty(),
+    };
+    if config.rigs.is_empty() && args.rigs.is_empty() {
+        bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
+    }
+    let loader = discover(&args.dirs, &config.pins, true)?;
+    let overrides = Overrides {
+        rigs: args.rigs.clone(),
+        sets: args.sets.clone(),
+        quick: args.quick,
+        deadline: args.deadline,
+        max_cells: args.max_cells,
+        sampling: args.sampling,
+        target_ci: args.target_ci,
+        budget: args.budget,
+        resamples: args.resamples,
+        warmup: args.warmup,
+        measurement: args.measurement,
+        samples: args.samples,
+        repetitions: args.repetitions,
+    };
+    let mut cells = matrix::expand(&config, &loader, &overrides)?;
+    let in_matrix = cells.len();
+    if let Some(shard) = args.shard {
+        cells.retain(|cell| shard.contains(cell.index));
+    }
+    warn_short_samples(&cells, &loader);
+    // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
+    if let Some(filter) = &args.filter {
+        cells.retain(|cell| filter.is_match(&cell.label()));
+        if cells.is_empty() {
+            bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
+        }
+    }
+    Ok((loader, cells))
+}
+
+/// Samples shorter than this are mostly clock and call overhead (ten prepared batches of two clock reads
+/// and two FFI calls each: about 1 µs per sample).
+const MIN_SAMPLE_NS: u64 = 1_000_000;
+
+/// One warning per rig whose planned samples are too short to time.
+fn warn_short_samples(cells: &[matrix::Cell], loader: &Loader) {
+    let mut warned = std::collections::BTreeSet::new();
+    for cell in cells {
+        let iterations = loader.rig(&cell.rig).is_some_and(|(_, d)| d.style == benchhost_plugin_api::Style::Iterations);
+        if iterations && cell.plan.sample_ns < MIN_SAMPLE_NS && warned.insert(cell.rig.clone()) {
+            eprintln!(
+                "warning: {}: samples of {} (measurement / samples) are too short to time well; each carries about \
+                 1 µs of clock and call overhead: give each sample at least 1 ms",
+                cell.rig,
+                report::format::quantity(cell.plan.sample_ns as f64, "ns")
+            );
+        }
+    }
+}
+
+/// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load
+/// gets a one-line note on stderr.
+pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes: bool) -> Result<Loader> {
+    if let Some(missing) = dirs.plugin_dirs.iter().find(|d| !d.is_dir()) {
+        bail!("--plugin-dir {}: no such directory", missing.display());
+    }
+    let exe = current_exe()?;
+    let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
+    let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
+    let trust = Trust { allow_writable: dirs.allow_writable_plugins, pins: pins.clone() };
+    let loader = Loader::discover(&search, &exe, &trust);
+    for rejected in loader.rejected.iter().filter(|_| notes) {
+        eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
+    }
+    Ok(loader)
+}
+
+/// This executable: every child re-executes it.
+pub(crate) fn current_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("finding the benchhost executable (children re-execute it)")
+}
