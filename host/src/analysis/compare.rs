@@ -13,7 +13,7 @@
 //! The newest record of a series decides, failures included: a series whose newest record on the new side is a
 //! `failure` is `failed` (which fails every gate), never judged by an older good number. Where no ratio can be
 //! formed (a value of zero on either side, a baseline whose newest record failed) the decision is
-//! `undefined`, with the reason.
+//! `undefined`, with the reason; but a count (a rig's counter) of 0 on both sides did not change: `no_change`.
 
 use std::collections::BTreeMap;
 
@@ -70,8 +70,11 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
 }
 
 /// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
-/// (log-normal delta method); a side without a CI counts as exact.
+/// (log-normal delta method); a side without a CI counts as exact. Two counts of zero are equal: 1, exactly.
 pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
+    if zero_counts(old, new) {
+        return (1.0, [1.0, 1.0]);
+    }
     let ratio = new.value / old.value;
     let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / Z_95);
     let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
@@ -137,6 +140,7 @@ fn judge(
 pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [f64; 2]) -> Option<String> {
     let zero = |m: &MetricValue| m.value == 0.0;
     match (zero(old), zero(new)) {
+        _ if zero_counts(old, new) => None,
         (true, true) => Some("both values are 0: a ratio of zero values is undefined".into()),
         (true, false) => Some(format!("the baseline's value is 0 and the new one {}: no finite ratio", new.value)),
         (false, true) => Some(format!("the new value is 0 (the baseline's {}): no ratio to judge", old.value)),
@@ -145,6 +149,13 @@ pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [
         }
         _ => None,
     }
+}
+
+/// Both are counts (a rig's counter: exact, so neither a CI nor a number of samples) and both are 0: nothing
+/// changed (a querier that pruned no file before and after), where a ratio of two measured zeros is undefined.
+fn zero_counts(old: &MetricValue, new: &MetricValue) -> bool {
+    let zero_count = |m: &MetricValue| m.value == 0.0 && m.ci95.is_none() && m.n.is_none();
+    zero_count(old) && zero_count(new)
 }
 
 fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -> Record {

@@ -113,3 +113,28 @@ fn counts_are_compared_exactly_at_their_own_threshold_with_both_figures() {
         "{note}"
     );
 }
+
+#[test]
+fn a_count_of_zero_on_both_sides_is_no_change_and_zero_to_some_is_undefined() {
+    // regression: the querier's `files_pruned`, `sort_kept` and `trace_rows_missed`, 0 before and after, were
+    // `undefined`, as if nothing could be said of a counter that did not move.
+    let count = |value: f64| MetricValue { value, unit: "files".into(), higher_is_better: true, ci95: None, n: None };
+    let with = |ts: u64, id: &str, value: f64| {
+        let mut record = measurement(ts, id, 1, &[]);
+        record.metrics.insert("files_pruned".into(), count(value));
+        record
+    };
+    let verdict = |old: f64, new: f64| {
+        let verdicts = compare(&[with(1, "a", old)], &[with(2, "b", new)], &|_, _| 0.03, &run(3, "c"));
+        verdicts[0].verdict.clone().unwrap()
+    };
+    let same = verdict(0.0, 0.0);
+    assert_eq!((same.decision, same.ratio, same.ci95), (Decision::NoChange, Some(1.0), Some([1.0, 1.0])));
+    let from_zero = verdict(0.0, 3.0);
+    assert_eq!(from_zero.decision, Decision::Undefined, "0 -> 3 has no ratio");
+    assert!(from_zero.reason.unwrap().contains("baseline's value is 0"));
+    // A measured zero (a mean of samples, with its interval) stays undefined: its ratio truly cannot be formed.
+    let measured = MetricValue { ci95: Some([0.0, 0.0]), n: Some(5), ..count(0.0) };
+    let (ratio, ci) = ratio_ci(&measured, &measured);
+    assert!(undefined_ratio(&measured, &measured, ratio, ci).unwrap().starts_with("both values are 0"));
+}
