@@ -29,7 +29,7 @@ use parquet::schema::types::ColumnPath;
 use tokio::task::JoinSet;
 
 use crate::chunk::{self, Row};
-use crate::store::IDENTITY;
+use crate::schema::IDENTITY;
 
 /// Bytes of a row group (compressed, as parquet estimates it): what a file holds in memory before it writes
 /// them out (~14,000 records).

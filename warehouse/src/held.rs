@@ -19,7 +19,7 @@ use iceberg::spec::Datum;
 use iceberg::table::Table;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::store::IDENTITY;
+use crate::schema::IDENTITY;
 
 /// Data files read at once: round trips to the object store, not cores.
 const FILES_AT_ONCE: usize = 16;

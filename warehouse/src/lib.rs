@@ -3,13 +3,15 @@
 //!
 //! - `publish FILE... --warehouse DIR|URI [--storage s3://BUCKET/PREFIX]`: appends records to an Iceberg table
 //!   behind iceberg's SQL catalog, on sqlite in a directory or on PostgreSQL with data on S3 ([`location`],
-//!   [`store`], [`publish`]), each record once.
+//!   [`store`], [`schema`], [`publish`]), each record once.
 //! - `query SQL --from FILE... | --warehouse DIR`: DataFusion SQL over two tables, `records` and `metrics`
 //!   ([`tables`]).
 //! - `export --warehouse DIR --out FILE [--newest K]`: the warehouse's records (or the newest K of each
 //!   series) as a results stream (what `benchhost report --warehouse` reads) ([`export`]).
 //! - `gc --warehouse DIR|URI [--older-than 1h]`: removes data files no snapshot references ([`gc`]).
 
+mod catalog;
+mod catalog_lock;
 mod chunk;
 pub mod export;
 mod files;
@@ -19,5 +21,6 @@ pub mod location;
 mod pinned;
 pub mod publish;
 pub mod rest;
+pub mod schema;
 pub mod store;
 pub mod tables;
