@@ -1,5 +1,5 @@
-//! The records table as this benchhost writes it: its name, its columns and its partitions, what an existing
-//! table must have to be published to, and the columns a table made by an older benchhost gains.
+//! The records table as this benchhost writes it: its namespace and name, its columns and its partitions, what
+//! an existing table must have to be published to, and the columns a table made by an older benchhost gains.
 //!
 //! One row per record (its time, bench, kind, run id, variant, identity and the whole record as JSON text),
 //! partitioned by `month(ts)` and `bench`, so a trend of one rig reads few files, and a publish of a nightly
@@ -11,6 +11,8 @@ use iceberg::spec::{NestedField, PartitionSpec, PrimitiveType, Schema, Transform
 use iceberg::transaction::{AddColumn, ApplyTransactionAction, Transaction};
 use iceberg::{Catalog, ErrorKind, TableCreation, TableIdent};
 
+/// The namespace of the records table, unless a REST catalog's URI names another.
+pub const NAMESPACE: &str = "benchhost";
 /// The records table's name, in the namespace of its location.
 pub(crate) const TABLE: &str = "records";
 /// The column of a record's variant (canonical JSON), so the newest record of each series is found without
