@@ -12,15 +12,15 @@
 
 mod catalog;
 mod catalog_lock;
-mod chunk;
+mod checked_commit;
 pub mod export;
-mod files;
 pub mod gc;
-mod held;
 pub mod location;
-mod pinned;
+mod partition_writers;
 pub mod publish;
 pub mod rest;
 pub mod schema;
 pub mod store;
+mod table_identities;
+mod table_rows;
 pub mod tables;

@@ -13,8 +13,8 @@ use iceberg::transaction::{ApplyTransactionAction, Transaction};
 use iceberg::{Catalog, ErrorKind, NamespaceIdent, TableIdent};
 
 use crate::catalog::connect;
+use crate::checked_commit::CheckedTableCatalog;
 use crate::location::Location;
-use crate::pinned::Pinned;
 use crate::schema::{self, TABLE, schema_problem};
 
 /// An open warehouse.
@@ -69,12 +69,12 @@ impl Warehouse {
         Ok(self.catalog.load_table(&self.ident).await?)
     }
 
-    /// Adds `files` (written for this table) in one commit on exactly `table`, as the caller loaded and checked
-    /// it (see [`Pinned`]): true if it landed, false if another commit landed first (load, check, try again).
+    /// Adds `files` (written for this table) in one commit on exactly `table`, as the caller loaded and checked it (see
+    /// [`CheckedTableCatalog`]): true if it landed, false if another commit landed first (load, check, try again).
     pub async fn commit_on(&self, table: Table, files: Vec<DataFile>) -> Result<bool> {
         let tx = Transaction::new(&table);
         let tx = tx.fast_append().add_data_files(files).apply(tx)?;
-        match tx.commit(&Pinned { catalog: self.catalog.as_ref(), table }).await {
+        match tx.commit(&CheckedTableCatalog { catalog: self.catalog.as_ref(), table }).await {
             Ok(_) => Ok(true),
             Err(err) if err.kind() == ErrorKind::CatalogCommitConflicts => Ok(false),
             Err(err) => Err(err).context("committing the records"),
