@@ -1,6 +1,7 @@
 //! A metric's whole history in a bounded number of time buckets (see [`Buckets`]).
 
-use crate::history::Point;
+/// A value at a time: `(ts_ms, arrival, value)`, ordered as records are.
+pub type Point = (u64, u64, f64);
 
 /// A metric's history in a bounded number of time buckets: each holds the lowest, the highest and the newest
 /// value of its span. The span starts at an hour and doubles (merging neighbours) whenever there would be more

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::reader::{Block, Entry, RawLine, parse_line, raw_lines};
-use crate::scan::{BLOCK, Blocks, IN_FLIGHT, Owned, Scanned, threads};
+use crate::lines::{Block, Entry, RawLine, Scanned, parse_line, raw_lines};
+use crate::scan::{BLOCK, Blocks, IN_FLIGHT, Owned, threads};
 
 /// What a pass folded.
 pub struct Folded<A> {

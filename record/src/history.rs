@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-pub use crate::buckets::{Buckets, Span};
+pub use crate::buckets::{Buckets, Point, Span};
 
 #[path = "history_read.rs"]
 mod read;
@@ -47,9 +47,6 @@ pub struct Arrival {
     key: GroupKey,
     record: Record,
 }
-
-/// A value at a time: `(ts_ms, arrival, value)`, ordered as records are.
-pub type Point = (u64, u64, f64);
 
 /// One series' history.
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::{Group, GroupKey, History, keep_newest};
 use crate::Kind;
 use crate::fold::fold_lines;
-use crate::reader::RawLine;
+use crate::lines::RawLine;
 use crate::scan::Scanned;
 
 /// What places a record in a history: read from every line, while the rest of the line is only skipped over.
@@ -114,7 +114,7 @@ impl History {
             for (at, (line, text)) in std::mem::take(&mut group.pending) {
                 let mut parsed = Vec::new();
                 let raw = RawLine { line, offset: 0, raw: text.as_bytes(), torn: false };
-                let _ = crate::reader::parse_line(name, &raw, &|entry, _| entry, &mut parsed);
+                let _ = crate::lines::parse_line(name, &raw, &|entry, _| entry, &mut parsed);
                 match parsed.pop() {
                     Some(Scanned::Record(entry)) => {
                         let record = History::arrival(entry.record).record;

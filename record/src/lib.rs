@@ -16,6 +16,7 @@ mod buckets;
 mod canon;
 mod closed;
 mod instructions;
+mod lines;
 mod record;
 mod summary;
 mod verdict;

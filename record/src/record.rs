@@ -321,6 +321,14 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
+/// The identity of a series: bench and variant (its canonical JSON, keys sorted).
+pub type SeriesKey = (String, String);
+
+/// The series key of a record.
+pub fn series(record: &Record) -> SeriesKey {
+    (record.bench.clone(), serde_json::to_string(&record.variant).expect("variants serialize"))
+}
+
 #[doc(hidden)]
 impl RunInfo {
     /// Provenance for tests: host `h`, 2 cores, a release build, and the given start and id.

@@ -12,18 +12,11 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 
-use crate::reader::{Block, Entry, parse_block};
+use crate::lines::{Block, Entry, parse_block};
 
-/// What a pass yields, in line order: a record (as the caller mapped it) or a skipped line's message.
-#[derive(Debug)]
-pub enum Scanned<T> {
-    /// A readable record.
-    Record(T),
-    /// A skipped line, `FILE:LINE: why`.
-    Problem(String),
-}
+pub use crate::lines::Scanned;
 
 /// Bytes read per block (a block is cut at its last newline).
 pub(crate) const BLOCK: usize = 4 << 20;
@@ -70,7 +63,19 @@ pub fn each_record_with_text<T: Send>(
             Ok(())
         }
     })?;
-    crate::reader::warn(path, &problems, records)
+    warn(path, &problems, records)
+}
+
+/// Reports a read's skipped lines on stderr, and fails a stream without one readable record (see
+/// [`reader::records`](crate::reader::records)).
+pub fn warn(path: &Path, problems: &[String], records: usize) -> Result<()> {
+    for problem in problems {
+        eprintln!("warning: {problem}");
+    }
+    if records == 0 {
+        bail!("{} holds no readable record ({} lines skipped)", path.display(), problems.len());
+    }
+    Ok(())
 }
 
 fn scan_with<T: Send>(

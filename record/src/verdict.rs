@@ -4,8 +4,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Record;
-
 /// The outcome for one series and metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -108,12 +106,4 @@ pub struct BaselineRef {
     pub commit: Option<String>,
     /// Its start.
     pub ts_ms: u64,
-}
-
-/// The identity of a series: bench and variant (its canonical JSON, keys sorted).
-pub type SeriesKey = (String, String);
-
-/// The series key of a record.
-pub fn series(record: &Record) -> SeriesKey {
-    (record.bench.clone(), serde_json::to_string(&record.variant).expect("variants serialize"))
 }

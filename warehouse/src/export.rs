@@ -13,7 +13,7 @@ use iceberg::expr::{Predicate, Reference};
 use iceberg::spec::Datum;
 use iceberg::table::Table;
 
-use crate::store::VARIANT;
+use crate::schema::VARIANT;
 
 const DAY_MICROS: i64 = 86_400_000_000;
 

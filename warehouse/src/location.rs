@@ -25,9 +25,7 @@ use sqlx::Connection;
 use url::Url;
 
 use crate::rest::Rest;
-
-/// The namespace of the records table, unless a REST catalog's URI names another.
-pub const NAMESPACE: &str = "benchhost";
+use crate::schema::NAMESPACE;
 
 /// How long a server has to answer the first question.
 const PROBE: Duration = Duration::from_secs(5);

@@ -1,13 +1,13 @@
-//! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed
-//! Parquet a chunk at a time (`files`: one file per partition, fed by every chunk), committed once. Memory is a
-//! few chunks, the open files' row groups and 16 bytes per record (its identity), whatever the files' length.
+//! Publishing results files: read in one pass on the cores (`benchhost_record::scan`), written as compressed Parquet a
+//! chunk at a time (`partition_writers`: one file per partition, fed by every chunk), committed once. Memory is a few
+//! chunks, the open files' row groups and 16 bytes per record (its identity), whatever the files' length.
 //!
-//! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added
-//! again. Before its commit, publish reads the identity column of the partitions its records fall in, and the
-//! commit lands on exactly the table it checked or not at all (see `Pinned`); when another publisher committed
-//! first, it checks again. So two publishers of one file, or the retry of a publisher killed mid-commit, add
-//! its records once. On any error the files written so far are deleted: a failed publish leaves neither a record
-//! in the table nor a file (a killed one leaves files no snapshot references: `gc` removes them).
+//! Publishing is idempotent: a record whose identity (as `merge` counts records) the table holds is not added again.
+//! Before its commit, publish reads the identity column of the partitions its records fall in, and the commit lands on
+//! exactly the table it checked or not at all (see `CheckedTableCatalog`); when another publisher committed first, it
+//! checks again. So two publishers of one file, or the retry of a publisher killed mid-commit, add its records once. On
+//! any error the files written so far are deleted: a failed publish leaves neither a record in the table nor a file (a
+//! killed one leaves files no snapshot references: `gc` removes them).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -19,10 +19,10 @@ use iceberg::io::FileIO;
 use iceberg::spec::DataFile;
 use tokio::sync::mpsc;
 
-use crate::chunk::{self, Row};
-use crate::files::Files;
-use crate::held::{Checked, Ours};
+use crate::partition_writers::PartitionWriters;
 use crate::store::Warehouse;
+use crate::table_identities::{CheckedFiles, IncomingRecords};
+use crate::table_rows::{self, Row};
 
 /// Records per chunk: ~64 MB of record text.
 const CHUNK: usize = 32_768;
@@ -47,23 +47,23 @@ pub struct Published {
 /// What one attempt wrote, and the FileIO it wrote with (to remove it again).
 struct Written {
     files: Vec<DataFile>,
-    ours: Ours,
+    incoming: IncomingRecords,
     io: FileIO,
 }
 
 /// Appends every record of `files` that the warehouse does not hold to it, in one commit.
 pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Published> {
     let mut held: HashSet<u128> = HashSet::new();
-    let mut checked = Checked::default();
+    let mut checked = CheckedFiles::default();
     let mut attempts = 0;
     loop {
         let written = write(warehouse, files, &held).await?;
         match land(warehouse, &written, &mut checked, &mut attempts).await {
             Ok(None) => {
                 return Ok(Published {
-                    records: written.ours.ids.len(),
+                    records: written.incoming.ids.len(),
                     held: held.len(),
-                    duplicates: written.ours.duplicates,
+                    duplicates: written.incoming.duplicates,
                     files: written.files.len(),
                     attempts,
                 });
@@ -72,12 +72,12 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
             // them. Commits are all or nothing, so this happens at most once per publish that raced one of the
             // same records.
             Ok(Some(found)) => {
-                chunk::remove(&written.io, &written.files).await;
+                table_rows::remove(&written.io, &written.files).await;
                 held.extend(found);
             }
             Err(e) => {
                 // The files go whatever the error, even one that stops the table from loading.
-                chunk::remove(&written.io, &written.files).await;
+                table_rows::remove(&written.io, &written.files).await;
                 return Err(e);
             }
         }
@@ -89,16 +89,16 @@ pub async fn publish(warehouse: &Warehouse, files: &[PathBuf]) -> Result<Publish
 async fn land(
     warehouse: &Warehouse,
     written: &Written,
-    checked: &mut Checked,
+    checked: &mut CheckedFiles,
     attempts: &mut u32,
 ) -> Result<Option<HashSet<u128>>> {
-    if written.ours.ids.is_empty() {
+    if written.incoming.ids.is_empty() {
         return Ok(None);
     }
     for _ in 0..ATTEMPTS {
         *attempts += 1;
         let table = warehouse.table().await?;
-        let found = checked.held(&table, &written.ours).await?;
+        let found = checked.held(&table, &written.incoming).await?;
         if !found.is_empty() {
             return Ok(Some(found));
         }
@@ -118,7 +118,7 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let (tx, mut rx) = mpsc::channel::<Vec<Row>>(2);
     let (inputs, held) = (files.to_vec(), held.clone());
     let reader = tokio::task::spawn_blocking(move || read_chunks(&inputs, &held, &tx));
-    let mut written = Files::new(&table)?;
+    let mut written = PartitionWriters::new(&table)?;
     let mut failed = None;
     while let Some(rows) = rx.recv().await {
         if let Err(e) = written.write(rows).await {
@@ -131,9 +131,9 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
     let error = match (failed, read) {
         (Some(e), _) => e,
         (None, Err(e)) | (None, Ok(Err(e))) => e,
-        (None, Ok(Ok(ours))) => {
+        (None, Ok(Ok(incoming))) => {
             let io = written.io().clone();
-            return Ok(Written { files: written.close().await?, ours, io });
+            return Ok(Written { files: written.close().await?, incoming, io });
         }
     };
     written.abandon().await;
@@ -141,8 +141,8 @@ async fn write(warehouse: &Warehouse, files: &[PathBuf], held: &HashSet<u128>) -
 }
 
 /// Reads `files` into chunks of rows, sent as they fill: each identity once, and none of `held`.
-fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Row>>) -> Result<Ours> {
-    let mut ours = Ours { first_ms: u64::MAX, ..Ours::default() };
+fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Row>>) -> Result<IncomingRecords> {
+    let mut incoming = IncomingRecords { first_ms: u64::MAX, ..IncomingRecords::default() };
     let mut chunk = Vec::with_capacity(CHUNK);
     for file in files {
         each_record_with_text(
@@ -152,14 +152,14 @@ fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Ro
                 if held.contains(&row.identity) {
                     return Ok(());
                 }
-                if !ours.ids.insert(row.identity) {
-                    ours.duplicates += 1;
+                if !incoming.ids.insert(row.identity) {
+                    incoming.duplicates += 1;
                     return Ok(());
                 }
-                ours.first_ms = ours.first_ms.min(row.ts_ms);
-                ours.last_ms = ours.last_ms.max(row.ts_ms);
-                if !ours.benches.contains(&row.bench) {
-                    ours.benches.insert(row.bench.clone());
+                incoming.first_ms = incoming.first_ms.min(row.ts_ms);
+                incoming.last_ms = incoming.last_ms.max(row.ts_ms);
+                if !incoming.benches.contains(&row.bench) {
+                    incoming.benches.insert(row.bench.clone());
                 }
                 chunk.push(row);
                 if chunk.len() == CHUNK {
@@ -173,7 +173,7 @@ fn read_chunks(files: &[PathBuf], held: &HashSet<u128>, tx: &mpsc::Sender<Vec<Ro
             send(tx, std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
         }
     }
-    Ok(ours)
+    Ok(incoming)
 }
 
 fn send(tx: &mpsc::Sender<Vec<Row>>, chunk: Vec<Row>) -> Result<()> {

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use iceberg_catalog_rest::REST_CATALOG_PROP_URI;
 use url::Url;
 
-use crate::location::NAMESPACE;
+use crate::schema::NAMESPACE;
 
 /// The variable that holds the bearer token.
 pub const TOKEN: &str = "ICEBERG_REST_TOKEN";

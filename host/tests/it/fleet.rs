@@ -200,7 +200,7 @@ fn killed_in_commit(fleet: &Fleet) {
 
 /// Two openers of a new PostgreSQL catalog used to race in iceberg's `CREATE TABLE IF NOT EXISTS` (one failed
 /// with `type "iceberg_namespace_properties" already exists`): an opener now waits while another holds the lock
-/// the warehouse takes (warehouse/src/store.rs, CATALOG_LOCK), and creates nothing until it has it.
+/// the warehouse takes (warehouse/src/catalog_lock.rs, CATALOG_LOCK), and creates nothing until it has it.
 #[test]
 fn a_publisher_waits_its_turn_to_create_a_new_catalog() {
     let Some(fleet) = Fleet::start() else { return };

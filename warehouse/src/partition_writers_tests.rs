@@ -15,13 +15,13 @@ fn row(bench: &str, ts_ms: u64, i: i64) -> Row {
     Row::of(&record, &record.to_line())
 }
 
-/// Writes `chunks` through one `Files` into a new warehouse: the data files, closed.
+/// Writes `chunks` through one `PartitionWriters` into a new warehouse: the data files, closed.
 fn written(chunks: Vec<Vec<Row>>) -> Vec<DataFile> {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let warehouse = Warehouse::open(&Location::Dir(dir.path().to_owned())).await.unwrap();
-        let mut files = Files::new(&warehouse.table().await.unwrap()).unwrap();
+        let mut files = PartitionWriters::new(&warehouse.table().await.unwrap()).unwrap();
         for rows in chunks {
             files.write(rows).await.unwrap();
         }

@@ -18,7 +18,7 @@ use iceberg::io::FileIO;
 use iceberg::spec::{DataFile, Literal, PartitionKey, Schema};
 use iceberg::table::Table;
 
-use crate::store::{IDENTITY, VARIANT};
+use crate::schema::{IDENTITY, VARIANT};
 
 /// One row of the table.
 pub struct Row {

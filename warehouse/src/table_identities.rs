@@ -19,14 +19,14 @@ use iceberg::spec::Datum;
 use iceberg::table::Table;
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
-use crate::store::IDENTITY;
+use crate::schema::IDENTITY;
 
 /// Data files read at once: round trips to the object store, not cores.
 const FILES_AT_ONCE: usize = 16;
 
 /// The records one publish writes: their identities and where they fall (to find them in the table).
 #[derive(Default)]
-pub struct Ours {
+pub struct IncomingRecords {
     pub ids: HashSet<u128>,
     pub duplicates: usize,
     pub first_ms: u64,
@@ -36,23 +36,23 @@ pub struct Ours {
 
 /// The data files one publish has read the identities of.
 #[derive(Default)]
-pub struct Checked {
+pub struct CheckedFiles {
     paths: HashSet<String>,
 }
 
-impl Checked {
-    /// Which of `ours` the table holds: the identities in the files of the partitions (months and benches) and
+impl CheckedFiles {
+    /// Which of `incoming` the table holds: the identities in the files of the partitions (months and benches) and
     /// time range they fall in, but those read before.
-    pub async fn held(&mut self, table: &Table, ours: &Ours) -> Result<HashSet<u128>> {
+    pub async fn held(&mut self, table: &Table, incoming: &IncomingRecords) -> Result<HashSet<u128>> {
         let mut found = HashSet::new();
-        if table.metadata().current_snapshot().is_none() || ours.ids.is_empty() {
+        if table.metadata().current_snapshot().is_none() || incoming.ids.is_empty() {
             return Ok(found);
         }
         let micros = |ms: u64| Datum::timestamptz_micros(ms as i64 * 1000);
         let filter = Reference::new("ts")
-            .greater_than_or_equal_to(micros(ours.first_ms))
-            .and(Reference::new("ts").less_than_or_equal_to(micros(ours.last_ms)))
-            .and(Reference::new("bench").is_in(ours.benches.iter().map(Datum::string)));
+            .greater_than_or_equal_to(micros(incoming.first_ms))
+            .and(Reference::new("ts").less_than_or_equal_to(micros(incoming.last_ms)))
+            .and(Reference::new("bench").is_in(incoming.benches.iter().map(Datum::string)));
         let scan = table.scan().select([IDENTITY]).with_filter(filter).build()?;
         let tasks: Vec<FileScanTask> = scan.plan_files().await?.try_collect().await?;
         let unread: Vec<FileScanTask> =
@@ -60,7 +60,7 @@ impl Checked {
         let io = table.file_io();
         let mut reads = futures::stream::iter(unread).map(|task| identities(io, task)).buffer_unordered(FILES_AT_ONCE);
         while let Some((path, ids)) = reads.try_next().await? {
-            found.extend(ids.into_iter().filter(|id| ours.ids.contains(id)));
+            found.extend(ids.into_iter().filter(|id| incoming.ids.contains(id)));
             self.paths.insert(path);
         }
         Ok(found)

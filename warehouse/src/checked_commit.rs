@@ -1,11 +1,11 @@
 //! A commit that lands on the very table it was checked against, or not at all.
 //!
-//! `Transaction::commit` reloads the table before it commits and re-applies its actions to whatever is newest,
-//! and retries a lost compare-and-swap by itself. Publish checks which of its records the table holds already,
-//! so its commit must land on exactly the snapshot it checked: [`Pinned`] hands the transaction that table when
-//! it reloads, and turns a conflict into an error the transaction does not retry. The catalog refuses the
-//! commit if anything landed since (the main branch must still point at the checked snapshot, and the catalog
-//! row is swapped by an `UPDATE ... WHERE metadata_location = <the one read>`), and publish checks again.
+//! `Transaction::commit` reloads the table before it commits and re-applies its actions to whatever is newest, and
+//! retries a lost compare-and-swap by itself. Publish checks which of its records the table holds already, so its
+//! commit must land on exactly the snapshot it checked: [`CheckedTableCatalog`] hands the transaction that table when
+//! it reloads, and turns a conflict into an error the transaction does not retry. The catalog refuses the commit if
+//! anything landed since (the main branch must still point at the checked snapshot, and the catalog row is swapped by
+//! an `UPDATE ... WHERE metadata_location = <the one read>`), and publish checks again.
 
 use std::collections::HashMap;
 
@@ -19,7 +19,7 @@ pub const STALL: &str = "BENCHHOST_WAREHOUSE_STALL_COMMIT";
 
 /// A catalog for one commit of `table`: loads give `table`, updates go to `catalog`, unretried.
 #[derive(Debug)]
-pub struct Pinned<'a> {
+pub struct CheckedTableCatalog<'a> {
     pub catalog: &'a dyn Catalog,
     pub table: Table,
 }
@@ -29,7 +29,7 @@ fn unsupported<T>() -> Result<T> {
 }
 
 #[async_trait]
-impl Catalog for Pinned<'_> {
+impl Catalog for CheckedTableCatalog<'_> {
     async fn load_table(&self, _: &TableIdent) -> Result<Table> {
         Ok(self.table.clone())
     }

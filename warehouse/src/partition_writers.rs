@@ -28,8 +28,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use tokio::task::JoinSet;
 
-use crate::chunk::{self, Row};
-use crate::store::IDENTITY;
+use crate::schema::IDENTITY;
+use crate::table_rows::{self, Row};
 
 /// Bytes of a row group (compressed, as parquet estimates it): what a file holds in memory before it writes
 /// them out (~14,000 records).
@@ -41,26 +41,26 @@ type Writer = DataFileWriter<ParquetWriterBuilder, DefaultLocationGenerator, Def
 type Builder = DataFileWriterBuilder<ParquetWriterBuilder, DefaultLocationGenerator, DefaultFileNameGenerator>;
 
 /// An open file and when it was last written to (in chunks).
-struct Open {
+struct OpenWriter {
     writer: Writer,
     written: u64,
 }
 
 /// The files one attempt writes, by partition.
-pub struct Files {
+pub struct PartitionWriters {
     table: Table,
     /// The table's columns as arrow's, made once for every batch of every file.
     columns: SchemaRef,
     builder: Builder,
-    open: HashMap<Struct, Open>,
+    open: HashMap<Struct, OpenWriter>,
     closed: Vec<DataFile>,
     chunks: u64,
 }
 
-impl Files {
+impl PartitionWriters {
     /// No file yet; the files it opens are named after one new id (numbered by one counter, so a partition
     /// whose file was closed and opened again gets a new name).
-    pub fn new(table: &Table) -> Result<Files> {
+    pub fn new(table: &Table) -> Result<PartitionWriters> {
         let metadata = table.metadata();
         // The record text (kilobytes of JSON) and the identity (a hash) differ from row to row and are never
         // filtered on: a dictionary and min/max statistics of them cost time and buy nothing.
@@ -81,7 +81,7 @@ impl Files {
             DefaultLocationGenerator::new(metadata)?,
             DefaultFileNameGenerator::new(name, None, DataFileFormat::Parquet),
         );
-        Ok(Files {
+        Ok(PartitionWriters {
             table: table.clone(),
             columns: Arc::new(schema_to_arrow_schema(metadata.current_schema())?),
             builder: DataFileWriterBuilder::new(rolling),
@@ -96,7 +96,7 @@ impl Files {
     pub async fn write(&mut self, rows: Vec<Row>) -> Result<()> {
         self.chunks += 1;
         let mut tasks = JoinSet::new();
-        for (key, rows) in chunk::partitions(&self.table, rows)? {
+        for (key, rows) in table_rows::partitions(&self.table, rows)? {
             let data = key.data().clone();
             // (Building a writer opens nothing: its file is created by its first write.)
             let mut writer = match self.open.remove(&data) {
@@ -113,7 +113,7 @@ impl Files {
         while let Some(done) = tasks.join_next().await {
             match done {
                 Ok((data, writer, written)) => {
-                    self.open.insert(data, Open { writer, written: self.chunks });
+                    self.open.insert(data, OpenWriter { writer, written: self.chunks });
                     failed = failed.or(written.err());
                 }
                 // The file it was writing is left to `gc`: its writer is gone with the task.
@@ -131,7 +131,7 @@ impl Files {
         match self.close_all().await {
             Ok(()) => Ok(self.closed),
             Err(e) => {
-                chunk::remove(self.table.file_io(), &self.closed).await;
+                table_rows::remove(self.table.file_io(), &self.closed).await;
                 Err(e)
             }
         }
@@ -140,7 +140,7 @@ impl Files {
     /// Closes every file and removes every file written (the attempt failed).
     pub async fn abandon(mut self) {
         let _ = self.close_all().await;
-        chunk::remove(self.table.file_io(), &self.closed).await;
+        table_rows::remove(self.table.file_io(), &self.closed).await;
     }
 
     /// What the files are written with (to remove them again).
@@ -167,7 +167,7 @@ impl Files {
     }
 
     /// Closes `files` at once, keeping what each wrote; the first error, after all are closed.
-    async fn close_each(&mut self, files: Vec<Open>) -> Result<()> {
+    async fn close_each(&mut self, files: Vec<OpenWriter>) -> Result<()> {
         let mut tasks = JoinSet::new();
         for mut open in files {
             tasks.spawn(async move { open.writer.close().await });
@@ -186,11 +186,12 @@ impl Files {
 
 /// Writes `rows` (one partition's) as one batch of the table's `columns`.
 async fn write_rows(columns: SchemaRef, writer: &mut Writer, rows: &[Row]) -> Result<()> {
-    let arrays = columns.fields().iter().map(|field| chunk::column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
+    let arrays =
+        columns.fields().iter().map(|field| table_rows::column(field.name(), rows)).collect::<Result<Vec<_>>>()?;
     writer.write(RecordBatch::try_new(columns, arrays)?).await?;
     Ok(())
 }
 
 #[cfg(test)]
-#[path = "files_tests.rs"]
+#[path = "partition_writers_tests.rs"]
 mod tests;
