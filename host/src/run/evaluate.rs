@@ -36,7 +36,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
     let failure = match ended_badly(child, &seen, cell.plan.memory_limit) {
         Some(mut failure) => {
             if !child.escaped.is_empty() {
-                failure.message.push_str(&format!("; {}", escape_note(&child.escaped)));
+                failure.message = clauses(&[&failure.message, &escape_note(&child.escaped)]);
             }
             Some(failure)
         }
@@ -203,6 +203,13 @@ fn ended_badly(child: &ChildRun, seen: &Seen<'_>, memory_limit: Option<u64>) -> 
         }
         End::Exited(_) => None,
     }
+}
+
+/// The clauses of one message joined by `; `, each without a separator of its own at its end and the empty ones
+/// left out, so the message never ends in a dangling `; `.
+fn clauses(parts: &[&str]) -> String {
+    let parts = parts.iter().map(|p| p.trim_end_matches([';', ' '])).filter(|p| !p.is_empty());
+    parts.collect::<Vec<_>>().join("; ")
 }
 
 fn escape_note(escaped: &[String]) -> String {

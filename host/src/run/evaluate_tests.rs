@@ -167,3 +167,25 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
         "consumed == produced violated: consumed = 7, produced = 10 (the warm-up run)"
     );
 }
+
+#[test]
+fn a_failure_with_an_escaped_process_names_both_in_clauses_that_end_cleanly() {
+    // regression: a deadline failure whose cell also had an escaped process was reported ending in a dangling
+    // "; " ("...outlived the cell; "); a rig's message ending in "; " gave "; ; a process left...".
+    let escaped = |end: End, messages: Vec<Message>| {
+        let run = ChildRun { escaped: vec!["pid 7 (sleep)".into()], ..child(messages, end) };
+        evaluate(&cell(), &iterations_rig(), &run, &run_info(), None).failure.unwrap().message
+    };
+    let measuring = vec![plugin(), Message::Phase { phase: Phase::Measure }];
+    assert_eq!(
+        escaped(End::Deadline, measuring.clone()),
+        "deadline of the cell exceeded during measure; the child was killed; a process left the cell's process \
+         group (setsid) and outlived the cell; killed: pid 7 (sleep)"
+    );
+    let error = Message::Error { phase: Phase::Measure, kind: ErrorKind::Failed, message: "lost the broker; ".into() };
+    let message = escaped(End::Exited(0), [measuring, vec![error, Message::Done]].concat());
+    assert_eq!(
+        message,
+        "lost the broker; a process left the cell's process group (setsid) and outlived the cell; killed: pid 7 (sleep)"
+    );
+}
