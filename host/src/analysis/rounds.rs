@@ -55,20 +55,15 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
     combined
 }
 
-/// Paired verdicts: every arm of a rig against the rig's first arm, per metric, from the ratio of their
-/// estimates in each round (a Student-t CI95 of the log ratios). `cells[i]` holds cell i's per-round records,
-/// all measurements, in cell order.
-pub fn paired(cells: &[Vec<Record>], threshold: decision::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+/// Paired verdicts of arms against their references (`--interleave`), per metric, from the ratio of their
+/// estimates in each round (a Student-t CI95 of the log ratios). `pairs` holds (the arm's rounds, its reference's
+/// rounds), all measurements.
+pub fn paired(pairs: &[(&[Record], &[Record])], threshold: decision::Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+    let test = "paired: ratio per interleaved round against the reference arm; Student-t CI95 of the log ratios";
     let mut verdicts = Vec::new();
-    let mut reference: BTreeMap<&str, &Vec<Record>> = BTreeMap::new();
-    for rounds in cells {
-        let Some(first) = rounds.first() else { continue };
-        let Some(base) = reference.get(first.bench.as_str()).copied() else {
-            reference.insert(&first.bench, rounds);
-            continue;
-        };
-        let test = "paired: ratio per interleaved round against the rig's first arm; Student-t CI95 of the log ratios";
-        verdicts.extend(pair(rounds, base, base[0].variant.clone(), test, threshold, run));
+    for (rounds, base) in pairs {
+        let Some(first) = base.first() else { continue };
+        verdicts.extend(pair(rounds, base, first.variant.clone(), test, threshold, run));
     }
     verdicts
 }
@@ -76,7 +71,7 @@ pub fn paired(cells: &[Vec<Record>], threshold: decision::Threshold<'_>, run: &R
 /// Paired verdicts of each cell against its twin on another build (`run --against DIR`): `pairs` holds
 /// (this build's rounds, the other build's rounds) per cell; `label` names the other build.
 pub fn against(
-    pairs: &[(Vec<Record>, Vec<Record>)],
+    pairs: &[(&[Record], &[Record])],
     label: &str,
     threshold: decision::Threshold<'_>,
     run: &RunInfo,

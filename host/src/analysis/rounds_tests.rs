@@ -59,7 +59,7 @@ fn paired_ratios_per_round_cancel_the_drift_shared_by_both_arms() {
     // The machine drifts 20% between rounds, but B is 5% slower than A in every round.
     let a: Vec<Record> = [100.0, 120.0, 90.0].iter().map(|v| round("a", *v, false)).collect();
     let b: Vec<Record> = [105.0, 126.0, 94.5].iter().map(|v| round("b", *v, false)).collect();
-    let verdicts = paired(&[a, b], &|_, _| 0.03, &run());
+    let verdicts = paired(&[(&b, &a)], &|_, _| 0.03, &run());
     assert_eq!(verdicts.len(), 1, "one verdict per non-reference arm and metric");
     let v = verdicts[0].verdict.as_ref().unwrap();
     assert!((v.ratio.unwrap() - 1.05).abs() < 1e-12);
@@ -69,7 +69,7 @@ fn paired_ratios_per_round_cancel_the_drift_shared_by_both_arms() {
     // The same drift without pairing: B's rounds alone span 94.5..126, far wider than 5%.
     let c: Vec<Record> = [105.0, 100.0, 110.0].iter().map(|v| round("c", *v, true)).collect();
     let a2: Vec<Record> = [100.0, 100.0, 100.0].iter().map(|v| round("a", *v, true)).collect();
-    let v = paired(&[a2, c], &|_, _| 0.03, &run())[0].verdict.clone().unwrap();
+    let v = paired(&[(&c, &a2)], &|_, _| 0.03, &run())[0].verdict.clone().unwrap();
     assert_eq!(v.decision, Decision::Inconclusive, "a ratio that moves 0.95..1.10 between rounds decides nothing");
 }
 
@@ -83,6 +83,7 @@ fn a_comparison_of_two_builds_names_both_libraries() {
     let (new, old) = (with_sha("aa"), with_sha("bb"));
     assert_eq!(libraries(&new, &old), ["aa", "bb"]);
     assert!(libraries(&new, &with_sha("aa")).is_empty(), "one file on both sides: nothing to tell apart");
-    let verdicts = against(&[(vec![new.clone(), new], vec![old.clone(), old])], "../main", &|_, _| 0.03, &run());
+    let (new, old) = (vec![new.clone(), new], vec![old.clone(), old]);
+    let verdicts = against(&[(&new, &old)], "../main", &|_, _| 0.03, &run());
     assert_eq!(verdicts[0].verdict.as_ref().unwrap().method.as_ref().unwrap().libraries, ["aa", "bb"]);
 }

@@ -101,10 +101,14 @@ pub(crate) struct RunArgs {
     /// `--pairing alternate`, N processes per pair of arms [default: 20; 5 rounds otherwise].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,
-    /// Compare each arm with its rig's first arm, paired (--pairing): 20 processes per pair of arms for
-    /// iterations-style rigs (samples alternating), 5 rounds for run-style ones, unless --rounds.
-    #[arg(long)]
-    pub(crate) interleave: bool,
+    /// Compare arms, paired (--pairing): `--interleave=AXIS` compares each arm with the arm that has AXIS's first
+    /// value (or VALUE: `--interleave=mode=perthread`) and every other parameter equal, one verdict per level
+    /// of the other axes; a bare `--interleave` compares each arm with its rig's first arm, and is refused when
+    /// they differ in more than one parameter. `--interleave AXIS` works too when AXIS is exactly a parameter
+    /// name (else the word is the FILTER). 20 processes per pair of arms for iterations-style rigs (samples
+    /// alternating), 5 rounds for run-style ones, unless --rounds.
+    #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub(crate) interleave: Option<String>,
     /// How paired arms (--interleave, --against) are measured: `alternate` puts two arms in one process with
     /// their samples alternating, over --rounds processes (iterations-style rigs; the default for them);
     /// `concurrent` runs the two arms at once, one process each on a core of its own; `rounds` runs each arm in
@@ -156,6 +160,9 @@ pub(crate) struct ListArgs {
 pub(crate) struct PlanArgs {
     #[command(flatten)]
     pub(crate) matrix: MatrixArgs,
+    /// Also list the comparisons `run --interleave[=AXIS[=VALUE]]` would make of these cells.
+    #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub(crate) interleave: Option<String>,
     /// Print the cells as JSON: index, rig, variant, plan and deadline.
     #[arg(long)]
     pub(crate) json: bool,

@@ -92,6 +92,30 @@ pub fn plan_json(cells: &[crate::plan::matrix::Cell]) -> String {
     serde_json::to_string_pretty(&cells).expect("json")
 }
 
+/// `plan --interleave`: the comparisons a run would make, one line each (`at work_us=10: mode split vs
+/// perthread`, with both cells' indices), grouped by rig and by what they hold equal.
+pub fn plan_comparisons(cells: &[crate::plan::matrix::Cell], pairs: &[[usize; 2]]) -> String {
+    let mut rows = Vec::new();
+    let mut rigs: Vec<&str> = Vec::new();
+    for [_, arm] in pairs {
+        if !rigs.contains(&cells[*arm].rig.as_str()) {
+            rigs.push(&cells[*arm].rig);
+        }
+    }
+    for rig in rigs {
+        let of_rig: Vec<&[usize; 2]> = pairs.iter().filter(|[_, arm]| cells[*arm].rig == rig).collect();
+        let variants: Vec<_> =
+            of_rig.iter().map(|[r, a]| (cells[*a].shown_params(), cells[*r].shown_params())).collect();
+        let sides: Vec<_> = variants.iter().map(|(a, r)| (a, r)).collect();
+        let mut lines: Vec<_> = crate::report::comparison::labels(&sides).into_iter().zip(&of_rig).collect();
+        lines.sort_by(|a, b| a.0.held.cmp(&b.0.held));
+        for (label, [reference, arm]) in lines {
+            rows.push(format!("  {rig} {label} (cell {} vs cell {})\n", cells[*arm].index, cells[*reference].index));
+        }
+    }
+    format!("{} comparisons:\n{}", pairs.len(), rows.concat())
+}
+
 /// `1..=64`, `1..` (no upper bound: none, or an integer type's maximum), `..=9`.
 fn range(min: Option<f64>, max: Option<f64>) -> String {
     // An integer parameter bounded by i64::MAX has no bound a person needs to see (as f64 it prints as

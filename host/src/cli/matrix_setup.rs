@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::args::{MatrixArgs, PluginDirs};
 use crate::plan::config::Config;
+use crate::plan::interleave::Interleave;
 use crate::plan::matrix;
 use crate::plan::settings::Overrides;
 use crate::plugin::loader::{Loader, Trust};
@@ -16,6 +17,31 @@ use crate::report;
 /// The plugins and the cells of the matrix `args` names: `--config`, else `./rigs.toml`, else the rigs of
 /// `--plugin` on their defaults; sharded and filtered, each cell keeping its index in the whole matrix.
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
+    let (loader, cells, in_matrix) = resolve_unfiltered(args)?;
+    Ok((loader, keep_matching(cells, args.filter.as_ref(), in_matrix)?))
+}
+
+/// The matrix of `args` and what `--interleave` asks of it (`interleave`: the flag's text, empty when bare).
+/// Written with a space, `--interleave AXIS` reaches here as a bare flag and the FILTER `AXIS`: a FILTER that is
+/// exactly the name of a parameter of the cells is taken as the axis (as a filter it would match every cell).
+pub(crate) fn resolve_interleaved(
+    args: &MatrixArgs,
+    interleave: Option<&str>,
+) -> Result<(Loader, Vec<matrix::Cell>, Option<Interleave>)> {
+    let word = args.filter.as_ref().map(|f| f.as_str()).filter(|f| f.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let (loader, cells, in_matrix) = resolve_unfiltered(args)?;
+    if let (Some(""), Some(word)) = (interleave, word)
+        && cells.iter().any(|c| c.params.contains_key(word))
+    {
+        let axis = Interleave::Axis { axis: word.to_string(), reference: None };
+        return Ok((loader, cells, Some(axis)));
+    }
+    let cells = keep_matching(cells, args.filter.as_ref(), in_matrix)?;
+    Ok((loader, cells, interleave.map(Interleave::parse)))
+}
+
+/// The plugins and the cells of `args`'s matrix, sharded, and how many cells the whole matrix has.
+fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, usize)> {
     let config = match &args.config {
         Some(path) => Config::load(path)?,
         None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
@@ -46,14 +72,23 @@ pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> 
         cells.retain(|cell| shard.contains(cell.index));
     }
     warn_short_samples(&cells, &loader);
-    // Cells keep their index in the whole matrix, so a filter never moves a cell to another shard.
-    if let Some(filter) = &args.filter {
+    Ok((loader, cells, in_matrix))
+}
+
+/// The cells whose label `filter` matches, or an error when none does. Cells keep their index in the whole
+/// matrix, so a filter never moves a cell to another shard.
+fn keep_matching(
+    mut cells: Vec<matrix::Cell>,
+    filter: Option<&regex::Regex>,
+    in_matrix: usize,
+) -> Result<Vec<matrix::Cell>> {
+    if let Some(filter) = filter {
         cells.retain(|cell| filter.is_match(&cell.label()));
         if cells.is_empty() {
             bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
         }
     }
-    Ok((loader, cells))
+    Ok(cells)
 }
 
 /// Samples shorter than this are mostly clock and call overhead (ten prepared batches of two clock reads

@@ -27,9 +27,10 @@ use crate::analysis::compare;
 use crate::cli::args::*;
 use crate::cli::calibrate::calibrate_matrix;
 use crate::cli::judging::ThresholdArg;
-use crate::cli::matrix_setup::{discover, resolve};
+use crate::cli::matrix_setup::{discover, resolve_interleaved};
 use crate::cli::results_commands::*;
 use crate::plan::config::parse_positive_duration;
+use crate::plan::interleave::pairs;
 use crate::run::output::print;
 use crate::run::provenance;
 use benchhost_record::baseline;
@@ -222,7 +223,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Run(args) => crate::cli::run_matrix::run_matrix(*args),
         Command::Plan(args) => {
-            let (_, cells) = resolve(&args.matrix)?;
+            let (_, cells, interleave) = resolve_interleaved(&args.matrix, args.interleave.as_deref())?;
+            let found = interleave.map(|how| pairs(&cells, &how)).transpose().map_err(anyhow::Error::msg)?;
             if args.json {
                 print(&(listing::plan_json(&cells) + "\n"))?;
                 return Ok(ExitCode::SUCCESS);
@@ -231,6 +233,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print(&format!("{:>4}  {}\n", cell.index, cell.label()))?;
             }
             print(&format!("{} cells\n", cells.len()))?;
+            if let Some(found) = found {
+                print(&listing::plan_comparisons(&cells, &found.pairs))?;
+                found.notes.iter().for_each(|note| eprintln!("note: {note}"));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare(args) => {

@@ -12,7 +12,8 @@ use benchhost_plugin_api::Style;
 
 use crate::analysis::{compare, decision};
 use crate::cli::args::{Pairing, RunArgs};
-use crate::cli::matrix_setup::{current_exe, resolve};
+use crate::cli::matrix_setup::{current_exe, resolve_interleaved};
+use crate::plan::interleave::{self, Interleave};
 use crate::plan::matrix;
 use crate::plugin::against::against_loader;
 use crate::plugin::loader::Loader;
@@ -24,7 +25,7 @@ use crate::run::output::narrate;
 use crate::run::provenance;
 use crate::run::schedule::run_all;
 use crate::run::valgrind::{Counting, Valgrind};
-use crate::run::verdicts::paired_verdicts;
+use crate::run::verdicts::{Comparisons, paired_verdicts};
 use benchhost_record::baseline;
 use benchhost_record::history::History;
 use benchhost_record::{Conditions, Kind, Record};
@@ -39,14 +40,18 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
     // One read of --out serves the previous records, the calibrations and the counts' sizes.
     let previous = crate::cli::read_streams::previous(&args.out);
-    let (loader, mut cells) = resolve(&args.matrix)?;
+    let (loader, mut cells, interleave) = resolve_interleaved(&args.matrix, args.interleave.as_deref())?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
     let exe = current_exe()?;
     let other =
         args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, &exe, allow_writable)).transpose()?;
-    if other.is_some() {
-        cells = matrix::with_twins(cells);
-    }
+    let pairs = match other.is_some() {
+        true => {
+            cells = matrix::with_twins(cells);
+            matrix::twin_pairs(&cells)
+        }
+        false => arm_pairs(&cells, interleave, args.rounds)?,
+    };
     let mut run_info = provenance::current();
     run_info.shard = args.matrix.shard.map(|s| s.to_string());
     let work_dir = WorkDir::new(run_info.id.as_deref().unwrap_or("run"))?;
@@ -55,12 +60,9 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     let mut sink = benchhost_record::sink::Sink::open(&args.out)?;
     let mut executor = ChildExecutor { exe, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
-    let paired = args.interleave || args.rounds.is_some_and(|r| r > 1) || other.is_some();
+    let paired = args.interleave.is_some() || args.rounds.is_some_and(|r| r > 1) || other.is_some();
     let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
-    let duels = match paired {
-        true => duel_plan::duels_of(&cells, other.is_some(), &|rig| duel_mode(args.pairing, &loader, rig)),
-        false => vec![],
-    };
+    let duels = duel_plan::duels_of(&cells, &pairs, &|rig| duel_mode(args.pairing, &loader, rig));
     let cores = crate::proc::cpus::allowed().len();
     if duels.iter().any(|d| d.mode == Mode::Concurrent) && cores < 2 {
         bail!(
@@ -101,10 +103,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if !args.no_previous {
         show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?;
     }
-    let mut verdicts = match paired {
-        true => paired_verdicts(&outcome, &cells, &duels, args.against.as_deref(), rounds, &threshold, &run_info),
-        false => Vec::new(),
-    };
+    let comparisons = Comparisons { pairs: &pairs, duels: &duels, against: args.against.as_deref(), rounds };
+    let mut verdicts = paired_verdicts(&outcome, &comparisons, &threshold, &run_info);
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
@@ -118,6 +118,18 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         narrate(&format!("baseline `{name}` saved to {}\n", path.display()))?;
     }
     Ok(code)
+}
+
+/// The comparisons of the arms of `cells`, as `--interleave` asks (or `--rounds N` alone implies), each note
+/// on an arm without a partner said on stderr; a config error before anything runs.
+fn arm_pairs(cells: &[matrix::Cell], interleave: Option<Interleave>, rounds: Option<u32>) -> Result<Vec<[usize; 2]>> {
+    let implied = rounds.is_some_and(|r| r > 1).then_some(Interleave::Implied);
+    let Some(how) = interleave.or(implied) else { return Ok(Vec::new()) };
+    let found = interleave::pairs(cells, &how).map_err(anyhow::Error::msg)?;
+    for note in &found.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(found.pairs)
 }
 
 /// How the arms of `rig` are paired: `--pairing` when given (a run-style rig cannot alternate: it runs in

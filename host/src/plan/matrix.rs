@@ -66,6 +66,12 @@ pub fn with_twins(cells: Vec<Cell>) -> Vec<Cell> {
         .collect()
 }
 
+/// The comparisons of a run of [`with_twins`] cells: each cell against its twin, the other build being the
+/// reference (the verdict is on this build, as `compare NEW OLD` is), as `[reference, arm]` indices.
+pub fn twin_pairs(cells: &[Cell]) -> Vec<[usize; 2]> {
+    (0..cells.len() / 2).map(|i| [2 * i + 1, 2 * i]).collect()
+}
+
 /// The rigs the matrix can use, and the in-tree rigs whose plugin is not built.
 pub trait Catalog {
     /// The descriptor of a loaded rig.

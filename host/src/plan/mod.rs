@@ -2,6 +2,7 @@
 //! cells with their sampling plans and deadlines; shards of a matrix. No I/O beyond reading `rigs.toml`.
 
 pub(crate) mod config;
+pub(crate) mod interleave;
 pub(crate) mod matrix;
 pub(crate) mod settings;
 pub(crate) mod shard;

@@ -1,6 +1,7 @@
 //! Text for people: the tables after a run and of `benchhost show`, reports and exports. Formats only:
 //! reads nothing, measures nothing.
 
+pub(crate) mod comparison;
 pub(crate) mod export;
 pub(crate) mod format;
 pub(crate) mod html;
@@ -62,7 +63,9 @@ pub(crate) fn result(record: &Record) -> String {
     }
 }
 
-/// One row per verdict: bench, variant, metric, change with CI95, decision.
+/// One row per verdict: bench, variant, metric, change with CI95, decision. A verdict between two arms of a rig
+/// (`--interleave`) names what it held equal and what it compared instead of its variant, and a rig's such
+/// verdicts are grouped by what they held equal.
 pub fn verdicts_table(verdicts: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
@@ -74,9 +77,25 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
     };
     let names: BTreeMap<_, _> =
         series.iter().map(|r| benchhost_record::series(r)).zip(shown_variants(&series)).collect();
+    let labels = comparison::verdict_labels(verdicts);
+    let mut benches: Vec<&str> = Vec::new();
     for record in verdicts {
+        if !benches.contains(&record.bench.as_str()) {
+            benches.push(&record.bench);
+        }
+    }
+    let mut order: Vec<usize> = (0..verdicts.len()).collect();
+    order.sort_by_key(|&i| {
+        let bench = benches.iter().position(|b| *b == verdicts[i].bench).unwrap_or(0);
+        (bench, labels.get(&i).map(|l| l.held.clone()).unwrap_or_default())
+    });
+    for i in order {
+        let record = verdicts[i];
         let Some(v) = &record.verdict else { continue };
-        let variant = names.get(&benchhost_record::series(record)).cloned().unwrap_or_default();
+        let variant = match labels.get(&i) {
+            Some(label) => label.to_string(),
+            None => names.get(&benchhost_record::series(record)).cloned().unwrap_or_default(),
+        };
         let change = match (v.ratio, v.ci95) {
             (Some(r), Some([lo, hi])) => {
                 format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)

@@ -2,8 +2,6 @@
 //! reference, or each cell against its twin on the other build), and the shape of one duel process. Plans
 //! only; `duels.rs` runs them.
 
-use std::collections::BTreeMap;
-
 use crate::plan::matrix::Cell;
 
 /// How the two arms of a duel are measured side by side.
@@ -85,28 +83,10 @@ pub struct Duel {
     pub mode: Mode,
 }
 
-/// The duels of a run: with `against`, each cell and its twin (cells 2i and 2i+1); otherwise every arm of a rig
-/// after its first against that first one. `mode_of(rig)` says how a rig's arms duel; a rig it gives no mode
-/// to runs in rounds.
-pub fn duels_of(cells: &[Cell], against: bool, mode_of: &dyn Fn(&str) -> Option<Mode>) -> Vec<Duel> {
-    if against {
-        // The other build is the reference: the verdict is on this build, as `compare NEW OLD` is.
-        return (0..cells.len() / 2)
-            .filter_map(|i| Some(Duel { arms: [2 * i + 1, 2 * i], mode: mode_of(&cells[2 * i].rig)? }))
-            .collect();
-    }
-    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut duels = Vec::new();
-    for (i, cell) in cells.iter().enumerate() {
-        let Some(mode) = mode_of(&cell.rig) else { continue };
-        match first.get(cell.rig.as_str()) {
-            Some(&reference) => duels.push(Duel { arms: [reference, i], mode }),
-            None => {
-                first.insert(&cell.rig, i);
-            }
-        }
-    }
-    duels
+/// The duels of a run: each of its comparisons `pairs` (`[reference, arm]` indices into `cells`: a cell and its
+/// twin, or two arms of a rig) whose rig `mode_of` gives a mode; a rig it gives none runs in rounds.
+pub fn duels_of(cells: &[Cell], pairs: &[[usize; 2]], mode_of: &dyn Fn(&str) -> Option<Mode>) -> Vec<Duel> {
+    pairs.iter().filter_map(|&arms| Some(Duel { arms, mode: mode_of(&cells[arms[1]].rig)? })).collect()
 }
 
 #[cfg(test)]

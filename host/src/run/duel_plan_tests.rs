@@ -2,6 +2,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
+use crate::plan::interleave::{Interleave, pairs};
+use crate::plan::matrix::twin_pairs;
 use crate::plan::settings::Plan;
 
 fn cell(index: usize, rig: &str, against: bool) -> Cell {
@@ -25,12 +27,15 @@ fn arms_duel_their_rigs_first_arm_and_builds_duel_their_twins() {
         [cell(0, "a", false), cell(1, "b", false), cell(2, "a", false), cell(3, "a", false), cell(4, "b", false)];
     let arms = |duels: Vec<Duel>| duels.iter().map(|d| d.arms).collect::<Vec<_>>();
     let all = |_: &str| Some(Mode::Alternate);
-    assert_eq!(arms(duels_of(&cells, false, &all)), [[0, 2], [0, 3], [1, 4]]);
+    let interleaved = pairs(&cells, &Interleave::Bare).unwrap().pairs;
+    assert_eq!(arms(duels_of(&cells, &interleaved, &all)), [[0, 2], [0, 3], [1, 4]]);
     let a_only = |rig: &str| (rig == "a").then_some(Mode::Alternate);
-    assert_eq!(arms(duels_of(&cells, false, &a_only)), [[0, 2], [0, 3]], "a rig without a mode stays in rounds");
+    let only_a = arms(duels_of(&cells, &interleaved, &a_only));
+    assert_eq!(only_a, [[0, 2], [0, 3]], "a rig without a mode stays in rounds");
     let twins = [cell(0, "a", false), cell(1, "a", true), cell(2, "b", false), cell(3, "b", true)];
-    assert_eq!(arms(duels_of(&twins, true, &all)), [[1, 0], [3, 2]], "the other build is the reference");
+    let against = twin_pairs(&twins);
+    assert_eq!(arms(duels_of(&twins, &against, &all)), [[1, 0], [3, 2]], "the other build is the reference");
     let mixed = |rig: &str| Some(if rig == "a" { Mode::Alternate } else { Mode::Concurrent });
-    let modes: Vec<Mode> = duels_of(&twins, true, &mixed).iter().map(|d| d.mode).collect();
+    let modes: Vec<Mode> = duels_of(&twins, &against, &mixed).iter().map(|d| d.mode).collect();
     assert_eq!(modes, [Mode::Alternate, Mode::Concurrent], "each rig duels as its style does best");
 }

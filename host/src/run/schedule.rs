@@ -17,8 +17,6 @@ use benchhost_record::sink::Sink;
 pub struct RunOutcome {
     /// Every cell's record and rounds, in cell order.
     pub all: Outcome,
-    /// What the cells that ran in rounds gave, alone (their paired verdicts are taken over it).
-    pub in_rounds: Outcome,
     /// What the duels gave.
     pub duels: DuelOutcome,
 }
@@ -34,9 +32,8 @@ pub fn run_all(
     sink: &mut Sink,
 ) -> Result<RunOutcome> {
     if duels.is_empty() {
-        let in_rounds = in_rounds::run(cells, ctx, sink)?;
-        let all = Outcome { records: in_rounds.records.clone(), rounds: in_rounds.rounds.clone() };
-        return Ok(RunOutcome { all, in_rounds, duels: DuelOutcome::default() });
+        let all = in_rounds::run(cells, ctx, sink)?;
+        return Ok(RunOutcome { all, duels: DuelOutcome::default() });
     }
     let in_duel: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
     let rest: Vec<Cell> =
@@ -56,5 +53,5 @@ pub fn run_all(
         records.push(record);
         rounds.push(per_round);
     }
-    Ok(RunOutcome { all: Outcome { records, rounds }, in_rounds, duels: dueled })
+    Ok(RunOutcome { all: Outcome { records, rounds }, duels: dueled })
 }

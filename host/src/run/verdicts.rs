@@ -1,78 +1,81 @@
-//! The verdicts of a run's own pairing, assembled from what it measured: each cell against its twin on the
-//! other build (`--against DIR`), or each arm against its rig's reference arm; from the duels' paired samples,
-//! from interleaved rounds, and from instruction counts. The judging itself is `analysis`'s.
+//! The verdicts of a run's own pairing, assembled from what it measured: each comparison of the run (a cell
+//! against its twin on the other build, `--against DIR`, or an arm against its reference arm, `--interleave`)
+//! from the duel that measured it, or from its interleaved rounds; and from instruction counts. The judging
+//! itself is `analysis`'s.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::analysis::decision::Threshold;
 use crate::analysis::{duel, instructions, rounds};
-use crate::plan::matrix::Cell;
-use crate::run::context::Outcome;
-use crate::run::duel_plan::{Duel, Mode, duels_of};
+use crate::run::duel_plan::Duel;
 use crate::run::schedule::RunOutcome;
 use benchhost_record::{Kind, Record, RunInfo};
 
-/// Every paired verdict of a run of `cells` that measured `outcome` (its `duels`, and `rounds` rounds of the
-/// rest), against the build in `against` or between arms.
+/// What a run compared: its comparisons (`[reference, arm]` indices into its cells), the duels among them,
+/// the other build's directory (`--against`), and the rounds of the cells in no duel.
+pub struct Comparisons<'a> {
+    pub pairs: &'a [[usize; 2]],
+    pub duels: &'a [Duel],
+    pub against: Option<&'a Path>,
+    pub rounds: u32,
+}
+
+/// Every paired verdict of a run that measured `outcome`.
 pub fn paired_verdicts(
     outcome: &RunOutcome,
-    cells: &[Cell],
-    duels: &[Duel],
-    against: Option<&Path>,
-    rounds: u32,
+    run: &Comparisons<'_>,
     threshold: Threshold<'_>,
     run_info: &RunInfo,
 ) -> Vec<Record> {
-    let mut verdicts = round_verdicts(&outcome.in_rounds, against, rounds, threshold, run_info);
-    verdicts.extend(duel_verdicts(outcome, duels, against, threshold, run_info));
-    verdicts.extend(instruction_verdicts(&outcome.all.records, cells, against, threshold, run_info));
+    let mut verdicts = Vec::new();
+    let in_duel = |pair: &[usize; 2]| run.duels.iter().any(|d| d.arms == *pair);
+    let in_rounds: Vec<[usize; 2]> = run.pairs.iter().copied().filter(|p| !in_duel(p)).collect();
+    verdicts.extend(round_verdicts(outcome, &in_rounds, run, threshold, run_info));
+    verdicts.extend(duel_verdicts(outcome, run, threshold, run_info));
+    verdicts.extend(instruction_verdicts(&outcome.all.records, run, threshold, run_info));
     verdicts
 }
 
-/// The verdicts of interleaved rounds: each cell against its twin on the other build, or each arm against its
-/// rig's first arm. Only rounds that all measured take part.
+/// The verdicts of interleaved rounds over `pairs`, when there are several rounds (always against another
+/// build). Only comparisons whose rounds all measured take part.
 fn round_verdicts(
-    ran: &Outcome,
-    against: Option<&Path>,
-    rounds: u32,
+    outcome: &RunOutcome,
+    pairs: &[[usize; 2]],
+    run: &Comparisons<'_>,
     threshold: Threshold<'_>,
     run_info: &RunInfo,
 ) -> Vec<Record> {
-    let measured = |r: &&Vec<Record>| r.iter().all(|r| r.kind == Kind::Measurement);
-    if let Some(dir) = against {
-        let pairs: Vec<_> = ran
-            .rounds
-            .chunks(2)
-            .filter(|p| p.iter().all(|r| measured(&r)))
-            .map(|p| (p[0].clone(), p[1].clone()))
-            .collect();
-        return rounds::against(&pairs, &dir.display().to_string(), threshold, run_info);
+    let measured = |rounds: &[Record]| !rounds.is_empty() && rounds.iter().all(|r| r.kind == Kind::Measurement);
+    let rounds = |i: usize| outcome.all.rounds[i].as_slice();
+    let sides: Vec<(&[Record], &[Record])> = pairs
+        .iter()
+        .map(|&[reference, arm]| (rounds(arm), rounds(reference)))
+        .filter(|(arm, reference)| measured(arm) && measured(reference))
+        .collect();
+    match run.against {
+        Some(dir) => rounds::against(&sides, &dir.display().to_string(), threshold, run_info),
+        None if run.rounds > 1 => rounds::paired(&sides, threshold, run_info),
+        None => Vec::new(),
     }
-    if rounds > 1 {
-        let arms: Vec<_> = ran.rounds.iter().filter(measured).cloned().collect();
-        return rounds::paired(&arms, threshold, run_info);
-    }
-    Vec::new()
 }
 
 /// The verdicts of the duels (`--pairing alternate` or `concurrent`): each arm against its reference, or this
 /// build against the other. Duels with a failed arm have none (their failures are records of their own).
 fn duel_verdicts(
     outcome: &RunOutcome,
-    duels: &[Duel],
-    against: Option<&Path>,
+    run: &Comparisons<'_>,
     threshold: Threshold<'_>,
     run_info: &RunInfo,
 ) -> Vec<Record> {
     let mut verdicts = Vec::new();
-    for (duel, estimates) in duels.iter().zip(&outcome.duels.estimates) {
+    for (duel, estimates) in run.duels.iter().zip(&outcome.duels.estimates) {
         let [a, b] = duel.arms;
         let (reference, arm) = (&outcome.all.records[a], &outcome.all.records[b]);
         if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
             continue;
         }
-        let label = against_label(reference, against);
+        let label = against_label(reference, run.against);
         let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
         verdicts.extend(duel::verdicts(&paired, threshold, run_info));
     }
@@ -87,19 +90,16 @@ fn against_label(reference: &Record, against: Option<&Path>) -> BTreeMap<String,
     }
 }
 
-/// The verdicts on instruction counts (`--instructions`) between the arms a paired run compares, whatever their
-/// pairing mode: each arm against its rig's first, or this build against the other.
+/// The verdicts on instruction counts (`--instructions`) of every comparison of the run, whatever measured it.
 fn instruction_verdicts(
     records: &[Record],
-    cells: &[Cell],
-    against: Option<&Path>,
+    run: &Comparisons<'_>,
     threshold: Threshold<'_>,
     run_info: &RunInfo,
 ) -> Vec<Record> {
-    let pairs = duels_of(cells, against.is_some(), &|_| Some(Mode::Alternate));
-    let verdict = |[a, b]: [usize; 2]| {
+    let verdict = |&[a, b]: &[usize; 2]| {
         let (reference, arm) = (&records[a], &records[b]);
-        instructions::verdict(arm, reference, against_label(reference, against), threshold, run_info)
+        instructions::verdict(arm, reference, against_label(reference, run.against), threshold, run_info)
     };
-    pairs.iter().filter_map(|d| verdict(d.arms)).collect()
+    run.pairs.iter().filter_map(verdict).collect()
 }

@@ -17,6 +17,7 @@ mod history;
 mod html;
 mod input;
 mod instructions;
+mod interleave;
 mod kafka;
 mod kill;
 mod lakehouse;
