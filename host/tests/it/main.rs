@@ -10,6 +10,7 @@ mod cli;
 mod compare;
 mod conditions;
 mod faults;
+mod fresh_clone;
 mod fleet;
 mod habits;
 mod heap;

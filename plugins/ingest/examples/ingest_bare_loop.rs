@@ -5,7 +5,7 @@
 //! ±10% that hour). Before cells settled their heap (`benchhost_plugin_api::heap`) the rig took 360-380 µs:
 //! glibc trimmed the heap after every iteration and the next one faulted ~40 pages back in.
 //!
-//! `cargo run --release -p rig-ingest --example bare_loop`
+//! `cargo run --release -p rig-ingest --example ingest_bare_loop`
 
 use std::hint::black_box;
 

@@ -5,7 +5,7 @@
 //! 1,000 rows bare 14.9 / 16.2 µs, rig 15.5 / 16.8 µs (+4%, the template lookup); object_hit 10,000 rows bare
 //! 6.24 / 5.43 µs, rig 5.88 / 6.11 µs; DataFusion 1,000 rows bare 1,927 / 1,723 µs, rig 1,852 / 1,671 µs.
 //!
-//! `cargo run --release -p rig-cache-tier --example bare_loop`
+//! `cargo run --release -p rig-cache-tier --example cache_tier_bare_loop`
 
 use std::hint::black_box;
 

@@ -6,7 +6,7 @@
 //!   (offset checks, sampled gaps, progress for the feed), so the difference is what the rig costs;
 //! - `blocking`: the textbook `poll(100 ms)` loop with consumers created inside the threads.
 //!
-//! `cargo run --release -p rig-kafka-topology --example bare_loop`
+//! `cargo run --release -p rig-kafka-topology --example kafka_topology_bare_loop`
 
 use std::time::{Duration, Instant};
 

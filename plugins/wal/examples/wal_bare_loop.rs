@@ -7,7 +7,7 @@
 //! bare loop's own spread. (Those bare numbers predate `bare_loop_ns` settling the heap; zstd is the arm that
 //! moves with it: 1.31 ms unsettled, 0.87 ms settled, rig 0.77-0.83 ms.)
 //!
-//! `cargo run --release -p rig-wal --example bare_loop`
+//! `cargo run --release -p rig-wal --example wal_bare_loop`
 
 use std::hint::black_box;
 use std::time::Instant;
