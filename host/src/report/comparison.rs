@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::report::format::plain;
+use crate::report::html_text::esc;
 use benchhost_record::Record;
 
 type Variant = BTreeMap<String, Value>;
@@ -80,6 +81,80 @@ pub fn verdict_labels(verdicts: &[&Record]) -> BTreeMap<usize, Label> {
         found.extend(rows.iter().map(|(i, _)| *i).zip(labels(&pairs)));
     }
     found
+}
+
+/// One row of a rig's comparisons: what it held and compared, the metric, the ratio with its CI95, the decision.
+struct Row {
+    label: Label,
+    metric: String,
+    ratio: String,
+    decision: &'static str,
+}
+
+/// The rows of the verdicts in `verdicts` that compare arms, grouped by what they held equal.
+fn rows(verdicts: &[&Record]) -> Vec<Row> {
+    let labels = verdict_labels(verdicts);
+    let mut rows: Vec<Row> = labels
+        .into_iter()
+        .filter_map(|(i, label)| {
+            let v = verdicts[i].verdict.as_ref()?;
+            let ratio = match (v.ratio, v.ci95) {
+                (Some(r), Some([lo, hi])) => format!("x{r:.4} [{lo:.4}, {hi:.4}]"),
+                _ => "-".into(),
+            };
+            Some(Row { label, metric: v.metric.clone().unwrap_or_default(), ratio, decision: v.decision.name() })
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.label, &a.metric).cmp(&(&b.label, &b.metric)));
+    rows
+}
+
+/// A rig's comparisons as a Markdown table (empty when `verdicts` holds none).
+pub fn markdown(verdicts: &[&Record]) -> String {
+    let rows = rows(verdicts);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let cell = |text: &str| text.replace('|', "\\|");
+    let mut out =
+        String::from("\nComparisons between arms:\n\n| Held equal | Compared | Metric | Ratio [CI95] | Decision |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for row in rows {
+        let held = if row.label.held.is_empty() { "-".to_string() } else { row.label.held.clone() };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            cell(&held),
+            cell(&row.label.asked),
+            cell(&row.metric),
+            row.ratio,
+            row.decision
+        ));
+    }
+    out
+}
+
+/// A rig's comparisons as an HTML table (empty when `verdicts` holds none).
+pub fn html(verdicts: &[&Record]) -> String {
+    let rows = rows(verdicts);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<table class=\"comparisons\"><caption>Comparisons between arms</caption><tr><th>held equal</th>\
+         <th>compared</th><th>metric</th><th>ratio [CI95]</th><th>decision</th></tr>\n",
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&row.label.held),
+            esc(&row.label.asked),
+            esc(&row.metric),
+            row.ratio,
+            row.decision
+        ));
+    }
+    out.push_str("</table>\n");
+    out
 }
 
 #[cfg(test)]

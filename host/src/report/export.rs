@@ -8,6 +8,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::analysis::{compare, decision};
+use crate::report::comparison;
 use crate::report::format::{metric, plain};
 use benchhost_record::SeriesKey;
 use benchhost_record::{Kind, MetricValue, Record};
@@ -42,7 +43,7 @@ pub fn failed_series(records: &[Record]) -> Vec<String> {
 /// Markdown: per rig, the parameters all its series share, then `Benchmark | Estimate | vs previous run`,
 /// one row per series and metric of the newest run (named by the parameters that differ), the change
 /// against the series' previous run with the decision at `threshold`. A series whose newest run failed
-/// gets one row that says so, never an older number.
+/// gets one row that says so, never an older number. Then the rig's comparisons between arms, if any.
 pub fn markdown(records: &[Record], threshold: f64) -> String {
     let mut by_bench: BTreeMap<&str, Vec<Vec<&Record>>> = BTreeMap::new();
     for runs in history(records).into_values() {
@@ -87,6 +88,8 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
         if !doubtful.is_empty() {
             let _ = writeln!(out, "\nDoubtful conditions: {}", cell_text(&doubtful.join("; ")));
         }
+        let verdicts: Vec<&Record> = records.iter().filter(|r| r.kind == Kind::Verdict && r.bench == bench).collect();
+        out.push_str(&comparison::markdown(&verdicts));
         out.push('\n');
     }
     out

@@ -1,6 +1,7 @@
 //! `benchhost report --format html`: one self-contained page (inline SVG, CSS and a script, no fetch). Per
 //! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms);
-//! then, for every series with several runs, one chart of its whole history (`html_series`). The provenance of
+//! then its comparisons between arms (`run --interleave`, grouped by what they held equal), and for every series
+//! with several runs one chart of its whole history (`html_series`). The provenance of
 //! the records (CPU, commit, date) is under every chart. Bars are always the value itself; the direction of
 //! goodness is written on the chart, never implied by flipping.
 
@@ -29,8 +30,9 @@ const MOST_BARS: usize = 16;
 
 /// The page for `history` (see [`NEEDS`]).
 pub fn page(history: &History) -> String {
-    let groups: Vec<&Group> =
-        history.groups().into_iter().filter(|(key, _)| key.verdict.is_none()).map(|(_, g)| g).collect();
+    let (verdicts, groups): (Vec<_>, Vec<_>) = history.groups().into_iter().partition(|(key, _)| key.verdict.is_some());
+    let groups: Vec<&Group> = groups.into_iter().map(|(_, g)| g).collect();
+    let verdicts: Vec<&Record> = verdicts.into_iter().map(|(_, g)| g.latest()).collect();
     // A series whose newest run failed is listed at the top instead of charted with an older number.
     let mut body = failures(&groups);
     let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
@@ -58,6 +60,8 @@ pub fn page(history: &History) -> String {
         } else {
             body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
         }
+        let of_bench: Vec<&Record> = verdicts.iter().copied().filter(|v| v.bench == bench).collect();
+        body.push_str(&crate::report::comparison::html(&of_bench));
         for (group, label) in series.iter().zip(&labels).filter(|(g, _)| g.count > 1) {
             if !any_history {
                 body.push_str(HISTORY_LEGEND);

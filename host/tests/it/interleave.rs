@@ -54,6 +54,25 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
         );
         assert!(stdout.contains("at after_ms=0 jitter_pct=0: sleep_us 200 vs 0"), "{stdout}");
         assert!(stdout.contains("at after_ms=5 jitter_pct=1: sleep_us 200 vs 0"), "{stdout}");
+        // The reports group them the same way.
+        let report = |format: &str| {
+            let out = sandbox.cmd().args(["report", "r.jsonl", "--format", format]).output().unwrap();
+            (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let (code, markdown) = report("md");
+        assert_eq!(code, Some(0));
+        assert!(markdown.contains("Comparisons between arms:"), "{markdown}");
+        let rows: Vec<&str> = markdown.lines().filter(|l| l.contains(" | sleep_us 200 vs 0 | iter_time |")).collect();
+        assert_eq!(rows.len(), 2, "{markdown}");
+        assert!(
+            rows[0].starts_with("| after_ms=0 jitter_pct=0 |") && rows[1].starts_with("| after_ms=5 jitter_pct=1 |")
+        );
+        let (code, html) = report("html");
+        assert_eq!(code, Some(0));
+        assert!(
+            html.contains("<td>after_ms=5 jitter_pct=1</td><td>sleep_us 200 vs 0</td><td>iter_time</td>"),
+            "{html}"
+        );
     }
 }
 
