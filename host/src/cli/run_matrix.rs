@@ -111,7 +111,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
         code = ExitCode::from(1);
     }
-    export_records(&args, &records, args.judging.fixed_threshold())?;
+    export_records(&args, &records, &verdicts, args.judging.fixed_threshold())?;
     if let Some(name) = &args.save_baseline {
         let path = baseline::path(&args.out, name)?;
         baseline::save(&path, &records)?;
@@ -191,12 +191,17 @@ fn show_change(
 
 /// `--export-json`, `--export-csv`, `--export-markdown`, `--export-html`: this run's records, as hyperfine's
 /// exports.
-fn export_records(args: &RunArgs, records: &[Record], threshold: f64) -> Result<()> {
+fn export_records(args: &RunArgs, records: &[Record], verdicts: &[Record], threshold: f64) -> Result<()> {
+    // The reports also list the run's comparisons between arms; the data exports hold its records only.
+    let with_verdicts: Vec<Record> = match args.export_markdown.is_some() || args.export_html.is_some() {
+        true => records.iter().chain(verdicts).cloned().collect(),
+        false => Vec::new(),
+    };
     let exports = [
         (&args.export_json, export::json(records)),
         (&args.export_csv, export::csv(records)),
-        (&args.export_markdown, export::markdown(records, threshold)),
-        (&args.export_html, html::page(&History::of(records, html::NEEDS))),
+        (&args.export_markdown, export::markdown(&with_verdicts, threshold)),
+        (&args.export_html, html::page(&History::of(&with_verdicts, html::NEEDS))),
     ];
     for (path, text) in exports {
         if let Some(path) = path {

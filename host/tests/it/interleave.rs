@@ -41,7 +41,8 @@ fn compared(records: &[Record]) -> Vec<[(i64, i64); 2]> {
 fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_and_duels() {
     for (form, pairing) in [(&["--interleave=sleep_us"][..], "rounds"), (&["--interleave", "sleep_us"], "alternate")] {
         let sandbox = sandbox();
-        let mut args = vec!["run", "--out", "r.jsonl", "--rounds", "2", "--pairing", pairing];
+        let mut args =
+            vec!["run", "--out", "r.jsonl", "--rounds", "2", "--pairing", pairing, "--export-markdown", "run.md"];
         args.extend(form);
         let (code, stdout, stderr) = bh(&sandbox, &args);
         assert_eq!(code, 0, "{stderr}");
@@ -73,6 +74,8 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
             html.contains("<td>after_ms=5 jitter_pct=1</td><td>sleep_us 200 vs 0</td><td>iter_time</td>"),
             "{html}"
         );
+        let exported = std::fs::read_to_string(sandbox.path().join("run.md")).unwrap();
+        assert!(exported.contains("| after_ms=0 jitter_pct=0 | sleep_us 200 vs 0 | iter_time |"), "{exported}");
     }
 }
 
