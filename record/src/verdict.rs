@@ -93,6 +93,10 @@ pub struct Method {
     /// SHA-256 of the new side's library, then the old side's, where two builds were compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub libraries: Vec<String>,
+    /// What was drawn anew in every process so that it lands in the interval rather than in one arm (e.g. each
+    /// library loaded from a private copy, the order of the arms); absent in verdicts of older benchhosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub randomised: Option<String>,
 }
 
 /// The run a comparison was made against.

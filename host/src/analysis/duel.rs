@@ -186,6 +186,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 pairs_per_process,
                 rule: RULE.into(),
                 libraries: crate::analysis::rounds::libraries(paired.arm, paired.reference),
+                randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
             }),
         };
         let note = match intervals {

@@ -55,6 +55,12 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
     combined
 }
 
+/// What every paired verdict's processes draw anew (`verdict.method.randomised`): the child loads each library
+/// from a private copy (`plugin/library.rs`), so where its code lands in physical memory, and so in the
+/// physically indexed caches, differs from process to process instead of favouring one file in all of them.
+/// Alternating duels also swap which arm goes first, and rounds reverse the order of the cells.
+pub const RANDOMISED: &str = "each library loaded from a private copy per process (its physical pages drawn anew)";
+
 /// Paired verdicts of arms against their references (`--interleave`), per metric, from the ratio of their
 /// estimates in each round (a Student-t CI95 of the log ratios). `pairs` holds (the arm's rounds, its reference's
 /// rounds), all measurements.
@@ -117,6 +123,7 @@ fn pair(
                 pairs_per_process: 1,
                 rule: RULE.into(),
                 libraries: libraries(first, &base[0]),
+                randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
             }),
         };
         let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();

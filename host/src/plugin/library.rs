@@ -27,10 +27,18 @@ pub struct Opened {
 
 /// Loads the library at `path` and reads its self-description; with a `pin`, only if its SHA-256 is that. The
 /// file is opened once, hashed through that descriptor and loaded through `/proc/self/fd/N`: the code that runs
-/// is the code that was hashed, even if the path is replaced after the parent checked it. The error is one line.
-pub fn open(path: &Path, pin: Option<&str>) -> Result<Opened, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let sha256 = sha256_of(&file).map_err(|e| format!("cannot read it: {e}"))?;
+/// is the code that was hashed, even if the path is replaced after the parent checked it. With `copy_into`, what
+/// is loaded is a private copy written there as it is hashed (and unlinked at once): see [`private_copy`]. The
+/// error is one line.
+pub fn open(path: &Path, pin: Option<&str>, copy_into: Option<&Path>) -> Result<Opened, String> {
+    let original = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let (file, sha256) = match copy_into {
+        Some(dir) => private_copy(&original, dir)?,
+        None => {
+            let sha256 = sha256_of(&original).map_err(|e| format!("cannot read it: {e}"))?;
+            (original, sha256)
+        }
+    };
     if let Some(pin) = pin.filter(|pin| **pin != sha256) {
         return Err(format!("refused: its sha256 is {sha256}, rigs.toml pins {pin} (it changed after it was checked)"));
     }
@@ -52,6 +60,37 @@ pub fn open(path: &Path, pin: Option<&str>) -> Result<Opened, String> {
     // The library stays mapped for the life of the process; the descriptor may stay open with it.
     std::mem::forget(file);
     Ok(Opened { root, info, sha256 })
+}
+
+/// A copy of `original` in `dir`, unlinked as soon as it is open, and the SHA-256 of the bytes written.
+///
+/// Why: a file's pages stay in the page cache at the same physical addresses for every process that maps it, so
+/// where its code lands in the physically indexed caches is fixed per file: on the AMD EPYC VM class two
+/// byte-identical copies of a rig compared 0.4-4% apart, the same way in every process (facts.md, issue 31).
+/// A copy written by this process gets pages of its own, so that placement is drawn anew in every process and
+/// becomes between-process noise the verdict's interval carries.
+fn private_copy(original: &File, dir: &Path) -> Result<(File, String), String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!(".benchhost-plugin-{}.so", std::process::id()));
+    let fail = |e: std::io::Error| format!("copying it to {}: {e}", path.display());
+    let mut copy =
+        std::fs::OpenOptions::new().read(true).write(true).create_new(true).mode(0o700).open(&path).map_err(fail)?;
+    let result = (|| {
+        let (mut hasher, mut buffer, mut reader) = (Sha256::new(), vec![0u8; 1 << 20], original);
+        loop {
+            let n = reader.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+            copy.write_all(&buffer[..n])?;
+        }
+        Ok::<_, std::io::Error>(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    })();
+    let _ = std::fs::remove_file(&path);
+    Ok((copy, result.map_err(fail)?))
 }
 
 /// SHA-256 of everything `reader` yields, lowercase hex.
@@ -107,4 +146,30 @@ fn first_line(text: &str) -> String {
 /// dlopen errors repeat the path before the reason; keep the reason.
 fn last_part(text: &str) -> String {
     text.rsplit(": ").next().unwrap_or(text).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    #[test]
+    fn a_private_copy_holds_the_same_bytes_in_a_file_of_its_own_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("libx.so");
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&original, &bytes).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let (copy, sha256) = private_copy(&File::open(&original).unwrap(), scratch.path()).unwrap();
+        assert_eq!(sha256, sha256_of(File::open(&original).unwrap()).unwrap(), "the hash is of the bytes written");
+        let loaded = std::fs::read(format!("/proc/self/fd/{}", copy.as_raw_fd())).unwrap();
+        assert!(loaded == bytes, "the copy holds the same bytes");
+        let (a, b) = (copy.metadata().unwrap(), std::fs::metadata(&original).unwrap());
+        assert_ne!(a.ino(), b.ino(), "an inode, so page-cache pages, of its own");
+        assert_eq!(a.nlink(), 0, "unlinked as soon as it is open");
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "nothing left in the scratch directory");
+        let (again, _) = private_copy(&File::open(&original).unwrap(), scratch.path()).unwrap();
+        assert_ne!(again.metadata().unwrap().ino(), a.ino(), "every load draws its own");
+    }
 }

@@ -48,6 +48,9 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
         assert_eq!(code, 0, "{stderr}");
         let (records, _) = sandbox.records("r.jsonl");
         assert_eq!(records.iter().filter(|r| r.kind == Kind::Measurement).count(), 4);
+        let methods = records.iter().filter_map(|r| r.verdict.as_ref()?.method.as_ref());
+        let randomised: Vec<_> = methods.map(|m| m.randomised.clone().unwrap_or_default()).collect();
+        assert!(!randomised.is_empty() && randomised.iter().all(|r| r.contains("private copy per process")));
         assert_eq!(
             compared(&records),
             [[(0, 200), (0, 0)], [(5, 200), (5, 0)]],

@@ -177,8 +177,10 @@ fn a_library_replaced_after_it_was_checked_is_refused_pinned_and_hashed_as_run_u
             let runs = std::fs::read_dir(&tmp).into_iter().flatten().flatten();
             let cell_started = runs.into_iter().any(|run| run.path().join("cell-000").is_dir());
             let mapped = |e: std::fs::DirEntry| std::fs::read_to_string(e.path().join("maps")).ok();
-            let lib = lib.display().to_string();
-            cell_started && std::fs::read_dir("/proc").unwrap().flatten().filter_map(mapped).any(|m| m.contains(&lib))
+            // A cell loads a private copy of the library in its scratch directory, under this run's TMPDIR.
+            let copy = format!("{}/", tmp.display());
+            let loaded = |m: String| m.lines().any(|l| l.contains(&copy) && l.contains("/.benchhost-plugin-"));
+            cell_started && std::fs::read_dir("/proc").unwrap().flatten().filter_map(mapped).any(loaded)
         };
         while !first_cell_runs() {
             assert!(started.elapsed().as_secs() < 60, "no cell started");
