@@ -72,6 +72,11 @@ pub struct Verdict {
     /// Why the decision is `undefined` or `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The smallest change, as a fraction (0.047 for 4.7%), that this comparison would have called `regressed` or
+    /// `improved` at its threshold with 95% power, from the spread its own interval shows: how far an
+    /// `inconclusive` was from deciding, and what a `no_change` could not have missed. Absent without an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<f64>,
     /// How a paired comparison was made (absent for a comparison of two separate runs' records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<Method>,

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::decision::{Threshold, decide};
+use crate::analysis::decision::{self, Threshold, decide};
 use crate::analysis::instructions;
 use crate::stats::Z_95;
 use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
@@ -107,6 +107,7 @@ fn judge(
         higher_is_better: Some(new.higher_is_better),
         threshold,
         decision: Decision::Undefined,
+        detectable: None,
         reason: None,
         method: None,
     };
@@ -114,7 +115,7 @@ fn judge(
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
         let note = format!("{name} undefined: {reason} ({against})");
         verdict.reason = Some(reason);
-        return Record::verdict_on(after, verdict, note, run.clone());
+        return Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone());
     }
     verdict.decision = decide(ci95, new.higher_is_better, threshold);
     if name == benchhost_record::INSTRUCTIONS {
@@ -122,7 +123,7 @@ fn judge(
         verdict.test = instructions::TEST.into();
         let note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
         (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
-        return Record::verdict_on(after, verdict, note, run.clone());
+        return Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone());
     }
     let note = format!(
         "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
@@ -132,7 +133,7 @@ fn judge(
         threshold * 100.0
     );
     (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
-    Record::verdict_on(after, verdict, note, run.clone())
+    Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone())
 }
 
 /// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%
@@ -181,6 +182,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         threshold,
         decision,
         reason,
+        detectable: None,
         method: None,
     };
     Record::verdict_on(side, verdict, note, run.clone())

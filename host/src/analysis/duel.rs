@@ -179,6 +179,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
             higher_is_better: Some(metric.higher_is_better),
             threshold,
             decision: Decision::Inconclusive,
+            detectable: None,
             reason: None,
             method: Some(Method {
                 mode: paired.mode.into(),
@@ -211,7 +212,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 format!("{name} inconclusive: x{ratio:.4}; {why}")
             }
         };
-        verdicts.push(Record::verdict_on(paired.arm, verdict, note, run.clone()));
+        verdicts.push(Record::verdict_on(paired.arm, decision::with_detectable(verdict), note, run.clone()));
     }
     verdicts
 }

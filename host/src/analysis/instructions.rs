@@ -54,10 +54,11 @@ pub fn verdict(
         higher_is_better: Some(false),
         threshold,
         decision,
+        detectable: None,
         reason: None,
         method: None,
     };
-    Some(Record::verdict_on(arm, verdict, note, run.clone()))
+    Some(Record::verdict_on(arm, decision::with_detectable(verdict), note, run.clone()))
 }
 
 /// new / old, when both counts are positive.

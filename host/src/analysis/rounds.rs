@@ -116,6 +116,7 @@ fn pair(
             higher_is_better: Some(metric.higher_is_better),
             threshold,
             decision: Decision::Undefined,
+            detectable: None,
             reason: None,
             method: Some(Method {
                 mode: "rounds".into(),
@@ -152,7 +153,7 @@ fn pair(
                 )
             }
         };
-        verdicts.push(Record::verdict_on(first, verdict, note, run.clone()));
+        verdicts.push(Record::verdict_on(first, decision::with_detectable(verdict), note, run.clone()));
     }
     verdicts
 }

@@ -88,6 +88,7 @@ struct Row {
     label: Label,
     metric: String,
     ratio: String,
+    detectable: String,
     decision: &'static str,
 }
 
@@ -102,7 +103,9 @@ fn rows(verdicts: &[&Record]) -> Vec<Row> {
                 (Some(r), Some([lo, hi])) => format!("x{r:.4} [{lo:.4}, {hi:.4}]"),
                 _ => "-".into(),
             };
-            Some(Row { label, metric: v.metric.clone().unwrap_or_default(), ratio, decision: v.decision.name() })
+            let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+            let metric = v.metric.clone().unwrap_or_default();
+            Some(Row { label, metric, ratio, detectable, decision: v.decision.name() })
         })
         .collect();
     rows.sort_by(|a, b| (&a.label, &a.metric).cmp(&(&b.label, &b.metric)));
@@ -116,17 +119,19 @@ pub fn markdown(verdicts: &[&Record]) -> String {
         return String::new();
     }
     let cell = |text: &str| text.replace('|', "\\|");
-    let mut out =
-        String::from("\nComparisons between arms:\n\n| Held equal | Compared | Metric | Ratio [CI95] | Decision |\n");
-    out.push_str("|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "\nComparisons between arms:\n\n| Held equal | Compared | Metric | Ratio [CI95] | Detectable | Decision |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
     for row in rows {
         let held = if row.label.held.is_empty() { "-".to_string() } else { row.label.held.clone() };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             cell(&held),
             cell(&row.label.asked),
             cell(&row.metric),
             row.ratio,
+            row.detectable,
             row.decision
         ));
     }
@@ -141,15 +146,16 @@ pub fn html(verdicts: &[&Record]) -> String {
     }
     let mut out = String::from(
         "<table class=\"comparisons\"><caption>Comparisons between arms</caption><tr><th>held equal</th>\
-         <th>compared</th><th>metric</th><th>ratio [CI95]</th><th>decision</th></tr>\n",
+         <th>compared</th><th>metric</th><th>ratio [CI95]</th><th>detectable</th><th>decision</th></tr>\n",
     );
     for row in rows {
         out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&row.label.held),
             esc(&row.label.asked),
             esc(&row.metric),
             row.ratio,
+            row.detectable,
             row.decision
         ));
     }

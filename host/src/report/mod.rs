@@ -63,13 +63,14 @@ pub(crate) fn result(record: &Record) -> String {
     }
 }
 
-/// One row per verdict: bench, variant, metric, change with CI95, decision. A verdict between two arms of a rig
+/// One row per verdict: bench, variant, metric, change with CI95, the smallest change it would have caught
+/// (`detectable`), decision. A verdict between two arms of a rig
 /// (`--interleave`) names what it held equal and what it compared instead of its variant, and a rig's such
 /// verdicts are grouped by what they held equal.
 pub fn verdicts_table(verdicts: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    table.set_header(["bench", "variant", "metric", "change [CI95]", "decision"]);
+    table.set_header(["bench", "variant", "metric", "change [CI95]", "detectable", "decision"]);
     // Of one series' several verdicts (one per metric), the variant is the same: tell series apart once.
     let series: Vec<&Record> = {
         let mut seen = std::collections::BTreeSet::new();
@@ -103,7 +104,8 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
             _ => "-".into(),
         };
         let metric = v.metric.clone().unwrap_or_else(|| "-".into());
-        table.add_row([record.bench.clone(), variant, metric, change, v.decision.name().to_string()]);
+        let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+        table.add_row([record.bench.clone(), variant, metric, change, detectable, v.decision.name().to_string()]);
     }
     table.to_string()
 }

@@ -51,6 +51,10 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
         let methods = records.iter().filter_map(|r| r.verdict.as_ref()?.method.as_ref());
         let randomised: Vec<_> = methods.map(|m| m.randomised.clone().unwrap_or_default()).collect();
         assert!(!randomised.is_empty() && randomised.iter().all(|r| r.contains("private copy per process")));
+        // Each verdict with an interval says the smallest change it would have caught: above its threshold.
+        for v in records.iter().filter_map(|r| r.verdict.as_ref()).filter(|v| v.ci95.is_some()) {
+            assert!(v.detectable.is_some_and(|d| d >= v.threshold), "{v:?}");
+        }
         assert_eq!(
             compared(&records),
             [[(0, 200), (0, 0)], [(5, 200), (5, 0)]],
