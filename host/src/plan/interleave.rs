@@ -55,20 +55,9 @@ pub fn pairs(cells: &[Cell], how: &Interleave) -> Result<Pairs, String> {
     rigs.sort_by_key(|(_, arms)| arms[0]);
     let mut found = Pairs::default();
     match how {
-        Interleave::Bare => {
+        Interleave::Bare | Interleave::Implied => {
             for (rig, arms) in &rigs {
-                bare(cells, rig, arms, &mut found)?;
-            }
-        }
-        Interleave::Implied => {
-            for (rig, arms) in &rigs {
-                if let Err(why) = bare(cells, rig, arms, &mut found) {
-                    let (&first, rest) = arms.split_first().expect("a rig has an arm");
-                    let alike = rest.iter().filter(|&&a| differing(&cells[first], &cells[a]).len() <= 1);
-                    found.pairs.extend(alike.map(|&a| [first, a]));
-                    let why = why.trim_start_matches("--interleave: ");
-                    found.notes.push(format!("{why}; only arms that differ from its first in one get a verdict"));
-                }
+                first_arm(cells, rig, arms, how == &Interleave::Bare, &mut found)?;
             }
         }
         Interleave::Axis { axis, reference } => {
@@ -82,27 +71,41 @@ pub fn pairs(cells: &[Cell], how: &Interleave) -> Result<Pairs, String> {
     Ok(found)
 }
 
-/// Every arm of `rig` against its first, unless one differs from it in more than one parameter.
-fn bare(cells: &[Cell], rig: &str, arms: &[usize], found: &mut Pairs) -> Result<(), String> {
+/// Every arm of `rig` against its first where the two differ in one parameter. Where one differs in more, a
+/// `strict` pairing (a bare `--interleave`) is refused in one line naming the axes; otherwise (`--rounds` alone)
+/// that arm gets a note and no comparison.
+fn first_arm(cells: &[Cell], rig: &str, arms: &[usize], strict: bool, found: &mut Pairs) -> Result<(), String> {
     let Some((&first, rest)) = arms.split_first() else { return Ok(()) };
-    if rest.iter().any(|&a| differing(&cells[first], &cells[a]).len() > 1) {
-        let axes = varying(cells, arms);
-        let alone: Vec<&String> = axes.keys().filter(|p| varies_alone(cells, arms, p)).collect();
-        let together: Vec<&String> = axes.keys().filter(|p| !alone.contains(p)).collect();
-        let list = |names: &[&String]| names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ");
-        let mut why = format!("the arms of {rig} differ in {}", list(&alone));
-        if alone.is_empty() {
-            why = format!("the arms of {rig} differ in {} together", list(&together));
-        } else if !together.is_empty() {
-            why.push_str(&format!(" (and in {}, which change together)", list(&together)));
+    let (alike, unlike): (Vec<usize>, Vec<usize>) =
+        rest.iter().partition(|&&a| differing(&cells[first], &cells[a]).len() <= 1);
+    if !unlike.is_empty() {
+        let why = unlike_arms(cells, rig, arms);
+        if strict {
+            return Err(format!("--interleave: {why}"));
         }
-        return Err(match alone.first() {
-            Some(axis) => format!("--interleave: {why}: say which to compare, e.g. --interleave {axis}"),
-            None => format!("--interleave: {why}: no two of its arms differ in one parameter alone"),
-        });
+        found.notes.push(format!("{why}; only arms that differ from its first in one get a verdict"));
     }
-    found.pairs.extend(rest.iter().map(|&a| [first, a]));
+    found.pairs.extend(alike.into_iter().map(|a| [first, a]));
     Ok(())
+}
+
+/// Why the arms of `rig` cannot all be compared with its first: the parameters that vary alone (axes), those
+/// that only change together, and an axis to name.
+fn unlike_arms(cells: &[Cell], rig: &str, arms: &[usize]) -> String {
+    let axes = varying(cells, arms);
+    let alone: Vec<&String> = axes.keys().filter(|p| varies_alone(cells, arms, p)).collect();
+    let together: Vec<&String> = axes.keys().filter(|p| !alone.contains(p)).collect();
+    let list = |names: &[&String]| names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ");
+    let mut why = format!("the arms of {rig} differ in {}", list(&alone));
+    if alone.is_empty() {
+        why = format!("the arms of {rig} differ in {} together", list(&together));
+    } else if !together.is_empty() {
+        why.push_str(&format!(" (and in {}, which change together)", list(&together)));
+    }
+    match alone.first() {
+        Some(axis) => format!("{why}: say which to compare, e.g. --interleave {axis}"),
+        None => format!("{why}: no two of its arms differ in one parameter alone"),
+    }
 }
 
 /// Along `axis`: each arm whose value is not the reference against the arm that has it and all else equal.

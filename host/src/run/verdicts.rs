@@ -28,58 +28,68 @@ pub fn paired_verdicts(
     threshold: Threshold<'_>,
     run_info: &RunInfo,
 ) -> Vec<Record> {
-    let mut verdicts = Vec::new();
+    let judging = Judging { run, threshold, run_info };
     let in_duel = |pair: &[usize; 2]| run.duels.iter().any(|d| d.arms == *pair);
     let in_rounds: Vec<[usize; 2]> = run.pairs.iter().copied().filter(|p| !in_duel(p)).collect();
-    verdicts.extend(round_verdicts(outcome, &in_rounds, run, threshold, run_info));
-    verdicts.extend(duel_verdicts(outcome, run, threshold, run_info));
-    verdicts.extend(instruction_verdicts(&outcome.all.records, run, threshold, run_info));
+    let mut verdicts = judging.of_rounds(outcome, &in_rounds);
+    verdicts.extend(judging.of_duels(outcome));
+    verdicts.extend(judging.of_counts(&outcome.all.records));
     verdicts
 }
 
-/// The verdicts of interleaved rounds over `pairs`, when there are several rounds (always against another
-/// build). Only comparisons whose rounds all measured take part.
-fn round_verdicts(
-    outcome: &RunOutcome,
-    pairs: &[[usize; 2]],
-    run: &Comparisons<'_>,
-    threshold: Threshold<'_>,
-    run_info: &RunInfo,
-) -> Vec<Record> {
-    let measured = |rounds: &[Record]| !rounds.is_empty() && rounds.iter().all(|r| r.kind == Kind::Measurement);
-    let rounds = |i: usize| outcome.all.rounds[i].as_slice();
-    let sides: Vec<(&[Record], &[Record])> = pairs
-        .iter()
-        .map(|&[reference, arm]| (rounds(arm), rounds(reference)))
-        .filter(|(arm, reference)| measured(arm) && measured(reference))
-        .collect();
-    match run.against {
-        Some(dir) => rounds::against(&sides, &dir.display().to_string(), threshold, run_info),
-        None if run.rounds > 1 => rounds::paired(&sides, threshold, run_info),
-        None => Vec::new(),
-    }
+/// What every verdict of a run is judged with.
+struct Judging<'a> {
+    run: &'a Comparisons<'a>,
+    threshold: Threshold<'a>,
+    run_info: &'a RunInfo,
 }
 
-/// The verdicts of the duels (`--pairing alternate` or `concurrent`): each arm against its reference, or this
-/// build against the other. Duels with a failed arm have none (their failures are records of their own).
-fn duel_verdicts(
-    outcome: &RunOutcome,
-    run: &Comparisons<'_>,
-    threshold: Threshold<'_>,
-    run_info: &RunInfo,
-) -> Vec<Record> {
-    let mut verdicts = Vec::new();
-    for (duel, estimates) in run.duels.iter().zip(&outcome.duels.estimates) {
-        let [a, b] = duel.arms;
-        let (reference, arm) = (&outcome.all.records[a], &outcome.all.records[b]);
-        if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
-            continue;
+impl Judging<'_> {
+    /// The verdicts of interleaved rounds over `pairs`, when there are several rounds (always against another
+    /// build). Only comparisons whose rounds all measured take part.
+    fn of_rounds(&self, outcome: &RunOutcome, pairs: &[[usize; 2]]) -> Vec<Record> {
+        let (run, threshold, run_info) = (self.run, self.threshold, self.run_info);
+        let measured = |rounds: &[Record]| !rounds.is_empty() && rounds.iter().all(|r| r.kind == Kind::Measurement);
+        let rounds = |i: usize| outcome.all.rounds[i].as_slice();
+        let sides: Vec<(&[Record], &[Record])> = pairs
+            .iter()
+            .map(|&[reference, arm]| (rounds(arm), rounds(reference)))
+            .filter(|(arm, reference)| measured(arm) && measured(reference))
+            .collect();
+        match run.against {
+            Some(dir) => rounds::against(&sides, &dir.display().to_string(), threshold, run_info),
+            None if run.rounds > 1 => rounds::paired(&sides, threshold, run_info),
+            None => Vec::new(),
         }
-        let label = against_label(reference, run.against);
-        let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
-        verdicts.extend(duel::verdicts(&paired, threshold, run_info));
     }
-    verdicts
+
+    /// The verdicts of the duels (`--pairing alternate` or `concurrent`): each arm against its reference, or this
+    /// build against the other. Duels with a failed arm have none (their failures are records of their own).
+    fn of_duels(&self, outcome: &RunOutcome) -> Vec<Record> {
+        let (run, threshold, run_info) = (self.run, self.threshold, self.run_info);
+        let mut verdicts = Vec::new();
+        for (duel, estimates) in run.duels.iter().zip(&outcome.duels.estimates) {
+            let [a, b] = duel.arms;
+            let (reference, arm) = (&outcome.all.records[a], &outcome.all.records[b]);
+            if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {
+                continue;
+            }
+            let label = against_label(reference, run.against);
+            let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
+            verdicts.extend(duel::verdicts(&paired, threshold, run_info));
+        }
+        verdicts
+    }
+
+    /// The verdicts on instruction counts (`--instructions`) of every comparison of the run, whatever measured it.
+    fn of_counts(&self, records: &[Record]) -> Vec<Record> {
+        let (run, threshold, run_info) = (self.run, self.threshold, self.run_info);
+        let verdict = |&[a, b]: &[usize; 2]| {
+            let (reference, arm) = (&records[a], &records[b]);
+            instructions::verdict(arm, reference, against_label(reference, run.against), threshold, run_info)
+        };
+        run.pairs.iter().filter_map(verdict).collect()
+    }
 }
 
 /// What a paired verdict is against: the other build (`--against DIR`), or the reference arm's variant.
@@ -88,18 +98,4 @@ fn against_label(reference: &Record, against: Option<&Path>) -> BTreeMap<String,
         Some(dir) => [("build".to_string(), serde_json::Value::from(dir.display().to_string()))].into(),
         None => reference.variant.clone(),
     }
-}
-
-/// The verdicts on instruction counts (`--instructions`) of every comparison of the run, whatever measured it.
-fn instruction_verdicts(
-    records: &[Record],
-    run: &Comparisons<'_>,
-    threshold: Threshold<'_>,
-    run_info: &RunInfo,
-) -> Vec<Record> {
-    let verdict = |&[a, b]: &[usize; 2]| {
-        let (reference, arm) = (&records[a], &records[b]);
-        instructions::verdict(arm, reference, against_label(reference, run.against), threshold, run_info)
-    };
-    run.pairs.iter().filter_map(verdict).collect()
 }
