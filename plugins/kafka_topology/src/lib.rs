@@ -86,7 +86,7 @@ impl Rig for KafkaTopology {
         .param(Param::int("payload_bytes", 256).range(1, 1 << 20))
         // 10 µs, the seed's shape, by default: with no work the consumers outrun any producer sharing the machine,
         // so the default 2 s live window would measure the producer and fail its own check.
-        .param(Param::int("work_us", 10).range(0, 1_000_000).doc("busy work per record (calibrated spin)"))
+        .param(Param::int("work_us", 10).range(0, 1_000_000).doc("busy work per record: a fixed spin of this many µs on the reference machine"))
         .param(
             Param::int("queued_min_messages", 100_000)
                 .range(1, 10_000_000)
@@ -163,7 +163,7 @@ impl Rig for KafkaTopology {
             window: (p.duration_s > 0.0).then(|| Duration::from_secs_f64(p.duration_s)),
             timeout: Duration::from_secs_f64(p.timeout_s),
             broker_down: Duration::from_millis(p.broker_down_ms as u64),
-            spin: Spin::calibrated(p.work_us as u64),
+            spin: Spin::of_micros(p.work_us as u64),
             runs: 0,
         })
     }
