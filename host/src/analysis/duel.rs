@@ -63,6 +63,27 @@ pub fn from_pairs(
     Estimate { log_ratios, pairs: logs.len() as u64 }
 }
 
+/// The estimate of a run-style duel's process from each side's runs (their metrics, in order; the k-th run of
+/// one side paired with the k-th of the other): per metric, the mean log ratio over the pairs.
+pub fn from_runs(runs: &[Vec<BTreeMap<String, f64>>; 2]) -> Estimate {
+    let pairs: Vec<_> = runs[0].iter().zip(&runs[1]).collect();
+    let names: std::collections::BTreeSet<&String> = pairs.iter().flat_map(|(a, _)| a.keys()).collect();
+    let log_ratios = names
+        .into_iter()
+        .filter_map(|name| {
+            let logs: Vec<f64> = pairs
+                .iter()
+                .filter_map(|(a, b)| {
+                    let (a, b) = (*a.get(name)?, *b.get(name)?);
+                    (a > 0.0 && b > 0.0).then(|| (b / a).ln())
+                })
+                .collect();
+            (!logs.is_empty()).then(|| (name.clone(), logs.iter().sum::<f64>() / logs.len() as f64))
+        })
+        .collect();
+    Estimate { log_ratios, pairs: pairs.len() as u64 }
+}
+
 /// The estimate of two records measured at the same time, one per arm: the log ratio of every metric both
 /// have with positive values.
 pub fn from_records(a: &Record, b: &Record) -> Estimate {
@@ -154,6 +175,10 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
     let test = match paired.mode {
         "alternate" => {
             "paired: samples alternating in one process, each process's trimmed mean log ratio; Student-t \
+            intervals over processes"
+        }
+        "alternate_runs" => {
+            "paired: whole runs alternating in one process (A B B A), each process's mean log ratio; Student-t \
             intervals over processes"
         }
         _ => {

@@ -76,6 +76,23 @@ fn a_shared_slow_phase_cancels_within_each_pair_and_a_preempted_pair_is_trimmed(
 }
 
 #[test]
+fn a_run_style_process_estimates_each_metric_by_its_mean_log_ratio_over_pairs_of_runs() {
+    let runs = |values: &[(f64, f64)]| -> Vec<BTreeMap<String, f64>> {
+        values.iter().map(|&(rate, p99)| BTreeMap::from([("rate".into(), rate), ("p99".into(), p99)])).collect()
+    };
+    // Two pairs: rate x1.1 and x0.9 (a slow phase on the second pair's arms alike), p99 x2 and a zero.
+    let a = runs(&[(100.0, 10.0), (50.0, 10.0)]);
+    let b = runs(&[(110.0, 20.0), (45.0, 0.0)]);
+    let estimate = from_runs(&[a, b.clone()]);
+    assert_eq!(estimate.pairs, 2);
+    let expected = ((1.1f64).ln() + (0.9f64).ln()) / 2.0;
+    assert!((estimate.log_ratios["rate"] - expected).abs() < 1e-12);
+    assert!((estimate.log_ratios["p99"] - 2f64.ln()).abs() < 1e-12, "a pair with a zero gives no ratio");
+    let extra = from_runs(&[runs(&[(100.0, 10.0)]), b]);
+    assert_eq!(extra.pairs, 1, "a run without a partner is left out");
+}
+
+#[test]
 fn two_concurrent_records_give_the_log_ratio_of_each_metric() {
     let (a, mut b) = (arm(0), arm(1));
     b.metrics.get_mut("time").unwrap().value = 1.1;

@@ -2,14 +2,17 @@
 //! and both rigs set up, then the child takes pairs of samples, one of each arm back to back with the same
 //! number of iterations, the arm that goes first swapped every pair. A slow phase of the machine (this VM has
 //! ones ~1.5x slower, seconds long) then falls on both samples of a pair, and their ratio keeps what separates
-//! the arms. Tango's original design (bazhenov/tango), with its order swap.
+//! the arms. Tango's original design (bazhenov/tango), with its order swap. A run-style rig's pairs are whole
+//! runs, one of each arm, in the order A B B A ...
+
+use std::time::{Duration, Instant};
 
 use benchhost_plugin_api::{RigError, Style};
 
 use crate::child::channel::Protocol;
 use crate::child::heap;
 use crate::child::rig::{PluginRig, load, set_up, tear_down};
-use crate::child::sampler::timed;
+use crate::child::sampler::{Measure, timed};
 use crate::proc::protocol::{DuelTask, Message, Phase};
 use benchhost_record::Stop;
 
@@ -25,16 +28,16 @@ pub(super) fn run(task: &DuelTask, out: &mut Protocol) {
     if let Some(Err(e)) = task.sides[0].plan.memory_limit.map(heap::limit) {
         return out.error(Phase::Load, RigError::new(format!("setting the memory limit: {e}")));
     }
-    let mut roots = [None, None];
+    let (mut roots, mut styles) = ([None, None], [Style::Iterations; 2]);
     for s in order {
         match load(&task.sides[s], &mut |m| out.send(&side(s, m))) {
-            Ok((_, Style::Run)) => {
-                let why = "a run-style rig cannot be paired sample by sample: its arms run in rounds or concurrently";
-                return fail(out, s, Phase::Load, RigError::new(why));
-            }
-            Ok((root, Style::Iterations)) => roots[s] = Some(root),
+            Ok((root, style)) => (roots[s], styles[s]) = (Some(root), style),
             Err((phase, err)) => return fail(out, s, phase, err),
         }
+    }
+    if styles[0] != styles[1] {
+        let why = "the two builds declare this rig in different styles (iterations and run): they cannot be paired";
+        return fail(out, 1, Phase::Load, RigError::new(why));
     }
     out.send(&Message::Phase { phase: Phase::Setup });
     let mut rigs: [Option<PluginRig>; 2] = [None, None];
@@ -47,7 +50,11 @@ pub(super) fn run(task: &DuelTask, out: &mut Protocol) {
     }
     let mut rigs = rigs.map(|r| r.expect("both sides set up"));
     let faults_before = heap::minor_faults();
-    if let Err((s, phase, err)) = measure(task, order, &mut rigs, &mut |m| out.send(&m)) {
+    let measured = match styles[0] {
+        Style::Iterations => measure(task, order, &mut rigs, &mut |m| out.send(&m)),
+        Style::Run => measure_runs(task, order, &mut rigs, &mut |m| out.send(&m)),
+    };
+    if let Err((s, phase, err)) = measured {
         return fail(out, s, phase, err);
     }
     if let (Some(before), Some(after)) = (faults_before, heap::minor_faults()) {
@@ -89,6 +96,39 @@ fn measure(
         emit(Message::Pair { iterations: batch, ns });
     }
     emit(Message::Stopped { reason: Stop::Samples });
+    Ok(())
+}
+
+/// A run-style duel: one warm-up run of each side when a warm-up is asked for, then pairs of runs, one of each
+/// side, the side that goes first swapped every pair (A B B A ...), so a drift of the machine over the process
+/// falls on both sides alike: blocks of two pairs until `task.sample_ns` is spent (at least one block, at most
+/// `task.pairs` pairs). Each run is an [`Message::Observation`] of its side; the parent pairs the k-th of one
+/// side with the k-th of the other.
+fn measure_runs(
+    task: &DuelTask,
+    order: [usize; 2],
+    rigs: &mut [PluginRig; 2],
+    emit: &mut dyn FnMut(Message),
+) -> Result<(), SideFailed> {
+    let on = |s: usize, message: Message| Message::Side { side: s, message: Box::new(message) };
+    if task.warmup_ns > 0 {
+        emit(Message::Phase { phase: Phase::Warmup });
+        for s in order {
+            let (observation, ns) = rigs[s].run().map_err(|e| (s, Phase::Warmup, e))?;
+            emit(on(s, Message::Warmup { iterations: 1, ns, counters: Some(observation.counters) }));
+        }
+    }
+    emit(Message::Phase { phase: Phase::Measure });
+    let (start, budget) = (Instant::now(), Duration::from_nanos(task.sample_ns));
+    let mut pair = 0;
+    while pair < task.pairs.max(2) && (pair % 2 == 1 || pair < 2 || start.elapsed() < budget) {
+        let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
+        for s in turn {
+            let (o, _) = rigs[s].run().map_err(|e| (s, Phase::Measure, e))?;
+            emit(on(s, Message::Observation { metrics: o.metrics, counters: o.counters, note: o.note }));
+        }
+        pair += 1;
+    }
     Ok(())
 }
 

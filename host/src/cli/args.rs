@@ -98,7 +98,8 @@ pub(crate) struct RunArgs {
     pub(crate) baseline: Option<String>,
     /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
     /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm. With
-    /// `--pairing alternate`, N processes per pair of arms [default: 20; 5 rounds otherwise].
+    /// `--pairing alternate`, N processes per pair of arms [default: 20 for iterations-style rigs, 6 for
+    /// run-style ones; 5 rounds otherwise].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,
     /// Compare arms, paired (--pairing): `--interleave=AXIS` compares each arm with the arm that has AXIS's first
@@ -106,13 +107,14 @@ pub(crate) struct RunArgs {
     /// of the other axes; a bare `--interleave` compares each arm with its rig's first arm, and is refused when
     /// they differ in more than one parameter. `--interleave AXIS` works too when AXIS is exactly a parameter
     /// name (else the word is the FILTER). 20 processes per pair of arms for iterations-style rigs (samples
-    /// alternating), 5 rounds for run-style ones, unless --rounds.
+    /// alternating), 6 for run-style ones (whole runs alternating), unless --rounds.
     #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub(crate) interleave: Option<String>,
-    /// How paired arms (--interleave, --against) are measured: `alternate` puts two arms in one process with
-    /// their samples alternating, over --rounds processes (iterations-style rigs; the default for them);
-    /// `concurrent` runs the two arms at once, one process each on a core of its own; `rounds` runs each arm in
-    /// a process of its own per round (the default for run-style rigs).
+    /// How paired arms (--interleave, --against) are measured: `alternate` (the default) puts two arms in one
+    /// process, over --rounds processes, with their samples alternating (iterations-style rigs) or their whole
+    /// runs, A B B A (run-style rigs); `concurrent` runs the two arms at once, one process each on a core of
+    /// its own; `rounds` runs each arm in a process of its own per round (for a rig whose two instances cannot
+    /// share a process).
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) pairing: Option<Pairing>,
     /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
@@ -258,7 +260,7 @@ pub(crate) enum Format {
 /// How the arms of a paired comparison are measured (plain comments, as [`Format`]'s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Pairing {
-    // Both arms in one process, samples alternating; iterations-style rigs.
+    // Both arms in one process, samples (or whole runs) alternating.
     Alternate,
     // Both arms at once, one process each, on two cores.
     Concurrent,

@@ -9,6 +9,8 @@ use crate::plan::matrix::Cell;
 pub enum Mode {
     /// In one process, samples alternating (iterations-style rigs).
     Alternate,
+    /// In one process, whole runs alternating, A B B A ... (run-style rigs).
+    Runs,
     /// In two processes at once, one per core, the cores swapped between rounds.
     Concurrent,
 }
@@ -19,6 +21,7 @@ impl Mode {
     pub fn processes(self, asked: Option<u32>) -> u32 {
         asked.unwrap_or(match self {
             Mode::Alternate => PROCESSES,
+            Mode::Runs => RUN_PROCESSES,
             Mode::Concurrent => CONCURRENT_ROUNDS,
         })
     }
@@ -27,6 +30,7 @@ impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Alternate => "alternate",
+            Mode::Runs => "alternate_runs",
             Mode::Concurrent => "concurrent",
         }
     }
@@ -45,6 +49,18 @@ pub const SAMPLE_NS: u64 = 10_000_000;
 /// in the copy's A/A duels measured (no_change needs it within the ±3% threshold). A comparison of two arms
 /// costs ~8.5 s.
 pub const PROCESSES: u32 = 20;
+
+/// Processes of a run-style duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (A/A of
+/// byte-identical libraries): wal_log `fsync=none` (~0.17 s a run) read a CI95 of +-1.7% and +-3.8% with 6
+/// processes of 2 s of pairs (18-19 s a comparison), +-3.1%, +-2.6% and +-5.3% with 10 processes of 1 s
+/// (21-23 s), against +-12% in 5 rounds (18 s); kafka_topology (10 µs of work, 2.4 s a run) +-5% in 87 s.
+pub const RUN_PROCESSES: u32 = 6;
+
+/// Time each process of a run-style duel spends on its pairs of runs (whole A B B A blocks, at least one).
+pub const RUN_BUDGET_NS: u64 = 2_000_000_000;
+
+/// Pairs of runs in one process of a run-style duel, at most.
+pub const RUN_PAIRS: u32 = 64;
 
 /// Rounds of a concurrent duel unless `--rounds` says otherwise: as many as interleaved rounds have (a
 /// run-style cell is seconds long; its repetitions already average inside each process).
@@ -70,6 +86,14 @@ impl Shape {
         let measurement = plan.sample_ns.saturating_mul(u64::from(plan.samples)) / processes;
         let pairs = measurement.div_ceil(sample_ns).clamp(10, u64::from(u32::MAX)) as u32;
         Shape { warmup_ns: plan.warmup_ns / processes, sample_ns, pairs }
+    }
+
+    /// A run-style duel's process: one warm-up run of each arm when the plan has a warm-up, then pairs of runs
+    /// for [`RUN_BUDGET_NS`] or the plan's measurement time if shorter (`sample_ns` is that budget), at most
+    /// [`RUN_PAIRS`].
+    pub fn runs(plan: &crate::plan::settings::Plan) -> Shape {
+        let measurement = plan.sample_ns.saturating_mul(u64::from(plan.samples));
+        Shape { warmup_ns: plan.warmup_ns, sample_ns: measurement.min(RUN_BUDGET_NS), pairs: RUN_PAIRS }
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use benchhost_plugin_api::ErrorKind;
+use benchhost_plugin_api::{ErrorKind, Style};
 use indicatif::ProgressBar;
 
 use crate::analysis::duel::{self, Estimate};
@@ -41,9 +41,12 @@ pub fn alternate(
     let records = [0, 1].map(|s| ctx.record_from_child(arms[s], &side_of(&child, s), before, log.clone()));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let descriptor = ctx.catalog.descriptor(&arms[1].rig).expect("cells are only made for loaded rigs");
-    let estimate = measured.then(|| {
-        let (pairs, counters) = pairs_of(&child.messages);
-        duel::from_pairs(descriptor, &pairs, &counters)
+    let estimate = measured.then(|| match descriptor.style {
+        Style::Iterations => {
+            let (pairs, counters) = pairs_of(&child.messages);
+            duel::from_pairs(descriptor, &pairs, &counters)
+        }
+        Style::Run => duel::from_runs(&runs_of(&child.messages)),
     });
     (records, estimate)
 }
@@ -127,6 +130,19 @@ pub fn pairs_of(messages: &[Message]) -> (Pairs, [BTreeMap<String, u64>; 2]) {
         }
     }
     (pairs, counters)
+}
+
+/// Each side's runs of a run-style duel, in order: the metrics of every observation.
+pub fn runs_of(messages: &[Message]) -> [Vec<BTreeMap<String, f64>>; 2] {
+    let mut runs = [Vec::new(), Vec::new()];
+    for message in messages {
+        if let Message::Side { side, message } = message
+            && let (Message::Observation { metrics, .. }, Some(slot)) = (&**message, runs.get_mut(*side))
+        {
+            slot.push(metrics.clone());
+        }
+    }
+    runs
 }
 
 #[cfg(test)]

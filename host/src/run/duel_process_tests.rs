@@ -74,3 +74,20 @@ fn a_process_gathers_its_pairs_and_each_sides_outcome() {
     assert_eq!(pairs, [(5, [10, 11]), (5, [12, 13])]);
     assert_eq!((counters[0]["bytes"], counters[1]["bytes"]), (1, 2));
 }
+
+#[test]
+fn a_run_style_process_gives_each_sides_runs_in_order() {
+    let observation = |v: f64| Message::Observation {
+        metrics: BTreeMap::from([("records_per_s".to_string(), v)]),
+        counters: BTreeMap::new(),
+        note: None,
+    };
+    // A B B A: the parent pairs the k-th run of one side with the k-th of the other, whatever the order.
+    let messages = vec![side(0, observation(1.0)), side(1, observation(2.0)), side(1, observation(3.0))]
+        .into_iter()
+        .chain([side(0, observation(4.0)), Message::Pair { iterations: 1, ns: [1, 1] }])
+        .collect::<Vec<_>>();
+    let runs = runs_of(&messages);
+    let values = |s: usize| runs[s].iter().map(|m| m["records_per_s"]).collect::<Vec<_>>();
+    assert_eq!((values(0), values(1)), (vec![1.0, 4.0], vec![2.0, 3.0]));
+}

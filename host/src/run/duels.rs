@@ -114,10 +114,16 @@ impl DuelsSoFar<'_> {
             return Err(ctx.interrupted(signal, format!("the run, before {label}"), sink));
         }
         self.progress.set_message(label.clone());
-        let shape = Shape::of(&cells[a].plan, planned as u32);
         let arms = [&cells[a], &cells[b]];
         let (records, estimate) = match self.duels[d].mode {
-            Mode::Alternate => duel_process::alternate(arms, shape, ctx, round, &label, &self.progress),
+            Mode::Alternate => {
+                let shape = Shape::of(&cells[a].plan, planned as u32);
+                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+            }
+            Mode::Runs => {
+                let shape = Shape::runs(&cells[a].plan);
+                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+            }
             Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
         };
         if let Some(signal) = crate::proc::interrupt::received() {

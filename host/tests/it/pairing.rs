@@ -51,6 +51,33 @@ fn arms_alternate_in_one_process_by_default_and_are_judged_over_processes() {
 }
 
 #[test]
+fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
+    // The conveyor's arms: 1,000 records and a pause of 2 ms or 6 ms inside every run, so the second is ~3x
+    // slower in records/s (higher is better: a regression).
+    let sandbox = Sandbox::new();
+    let arms = "params = { records = 1000 }\nmatrix = { pause_us = [2000, 6000] }";
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.conveyor]\n{arms}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict], "one verdict: records_per_s");
+    for r in &records[..2] {
+        assert_eq!(r.metrics["records_per_s"].n, Some(3), "n counts processes");
+    }
+    let verdict = records[2].verdict.clone().unwrap();
+    assert_eq!(verdict.metric.as_deref(), Some("records_per_s"));
+    assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
+    assert!(verdict.ratio.unwrap() < 0.6, "{:?}", verdict.ratio);
+    assert!(verdict.test.contains("whole runs alternating"), "{}", verdict.test);
+    let method = verdict.method.unwrap();
+    assert_eq!((method.mode.as_str(), method.processes), ("alternate_runs", 3));
+    let pairs = method.pairs_per_process;
+    assert!(pairs >= 2 && pairs % 2 == 0, "whole A B B A blocks: {pairs} pairs");
+}
+
+#[test]
 fn concurrent_arms_run_at_once_one_per_core() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return; // Needs two cores; the refusal on one core is tested below.

@@ -86,7 +86,11 @@ impl Rig for KafkaTopology {
         .param(Param::int("payload_bytes", 256).range(1, 1 << 20))
         // 10 µs, the seed's shape, by default: with no work the consumers outrun any producer sharing the machine,
         // so the default 2 s live window would measure the producer and fail its own check.
-        .param(Param::int("work_us", 10).range(0, 1_000_000).doc("busy work per record: a fixed spin of this many µs on the reference machine"))
+        .param(
+            Param::int("work_us", 10)
+                .range(0, 1_000_000)
+                .doc("busy work per record: a fixed spin of this many µs on the reference machine"),
+        )
         .param(
             Param::int("queued_min_messages", 100_000)
                 .range(1, 10_000_000)
