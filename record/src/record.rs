@@ -200,11 +200,20 @@ pub struct Conditions {
     /// Whether the plugin that ran is a debug build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin_debug: Option<bool>,
+    /// In a duel (two arms in one process): the CPU time this arm's own threads (a runtime's workers, a client
+    /// library's) used while the other arm was timed, as a percent of that time; the worst process of the
+    /// cell. Threads that should sleep and did not: the other arm's numbers paid for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_arm_cpu_percent: Option<f64>,
 }
 
 /// Steal above this share of CPU time makes a cell's numbers doubtful. Measured on the project's 2-core KVM
 /// VM: 0.4% with both cores busy in a quiet phase, 6-14% in the slow phases that read ~1.5x slower.
 pub const DOUBTFUL_STEAL_PERCENT: f64 = 5.0;
+
+/// An idle arm's threads using more than this share of a core while the other arm is timed make the other
+/// arm's numbers doubtful (on two cores, 1% of one is 0.5% of the machine taken from the timed arm).
+pub const DOUBTFUL_IDLE_ARM_CPU_PERCENT: f64 = 1.0;
 
 impl Conditions {
     /// Why the numbers of a cell run in these conditions are doubtful, if they are: one phrase each.
@@ -215,6 +224,9 @@ impl Conditions {
         }
         if self.plugin_debug == Some(true) {
             doubts.push("the plugin is a debug build".to_string());
+        }
+        if let Some(idle) = self.idle_arm_cpu_percent.filter(|p| *p > DOUBTFUL_IDLE_ARM_CPU_PERCENT) {
+            doubts.push(format!("its threads ran {idle:.1}% of a core while the arm it duelled was timed"));
         }
         if self.host_debug {
             doubts.push("benchhost is a debug build".to_string());

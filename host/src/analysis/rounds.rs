@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use crate::analysis::decision;
 use crate::stats;
+use benchhost_record::{Conditions, Kind, MetricValue, Record, RunInfo};
 use benchhost_record::{Decision, Method, Verdict};
-use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 /// One record from the per-round records of a cell: a failed round makes the whole cell a failure (the first
 /// one, named); otherwise each metric is the mean of the rounds' estimates with a Student-t CI95 over rounds,
@@ -46,9 +46,12 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
         cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
         cell.page_faults = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.page_faults)).sum();
         // The worst steal of any round: a record is as doubtful as its most-stolen round.
-        let steal = rounds.iter().filter_map(|r| r.cell.as_ref()?.conditions.as_ref()?.steal_percent).reduce(f64::max);
+        let worst = |of: fn(&Conditions) -> Option<f64>| {
+            rounds.iter().filter_map(|r| of(r.cell.as_ref()?.conditions.as_ref()?)).reduce(f64::max)
+        };
         if let Some(conditions) = cell.conditions.as_mut() {
-            conditions.steal_percent = steal;
+            conditions.steal_percent = worst(|c| c.steal_percent);
+            conditions.idle_arm_cpu_percent = worst(|c| c.idle_arm_cpu_percent);
         }
         cell.stats = stats;
     }

@@ -11,6 +11,7 @@ use benchhost_plugin_api::{RigError, Style};
 
 use crate::child::channel::Protocol;
 use crate::child::heap;
+use crate::child::idle::{self, IdleArms};
 use crate::child::rig::{PluginRig, load, set_up, tear_down};
 use crate::child::sampler::{Measure, timed};
 use crate::proc::protocol::{DuelTask, Message, Phase};
@@ -40,22 +41,29 @@ pub(super) fn run(task: &DuelTask, out: &mut Protocol) {
         return fail(out, 1, Phase::Load, RigError::new(why));
     }
     out.send(&Message::Phase { phase: Phase::Setup });
-    let mut rigs: [Option<PluginRig>; 2] = [None, None];
+    let (mut rigs, mut idle): ([Option<PluginRig>; 2], _) = ([None, None], IdleArms::default());
     for s in order {
         let root = roots[s].as_ref().expect("both sides loaded");
+        let before = idle::threads();
         match set_up(root, &task.sides[s]) {
             Ok(rig) => rigs[s] = Some(rig),
             Err(err) => return fail(out, s, Phase::Setup, err),
         }
+        idle.adopt(s, &before, &idle::threads());
     }
     let mut rigs = rigs.map(|r| r.expect("both sides set up"));
     let faults_before = heap::minor_faults();
     let measured = match styles[0] {
-        Style::Iterations => measure(task, order, &mut rigs, &mut |m| out.send(&m)),
-        Style::Run => measure_runs(task, order, &mut rigs, &mut |m| out.send(&m)),
+        Style::Iterations => measure(task, order, &mut rigs, &mut idle, &mut |m| out.send(&m)),
+        Style::Run => measure_runs(task, order, &mut rigs, &mut idle, &mut |m| out.send(&m)),
     };
     if let Err((s, phase, err)) = measured {
         return fail(out, s, phase, err);
+    }
+    for s in order {
+        if let Some(message) = idle.message(s) {
+            out.send(&side(s, message));
+        }
     }
     if let (Some(before), Some(after)) = (faults_before, heap::minor_faults()) {
         out.send(&Message::PageFaults { minor: after - before });
@@ -79,10 +87,11 @@ fn measure(
     task: &DuelTask,
     order: [usize; 2],
     rigs: &mut [PluginRig; 2],
+    idle: &mut IdleArms,
     emit: &mut dyn FnMut(Message),
 ) -> Result<(), SideFailed> {
     emit(Message::Phase { phase: Phase::Warmup });
-    let per_iteration = warm_up(order, rigs, task.warmup_ns, emit)?;
+    let per_iteration = warm_up(order, rigs, idle, task.warmup_ns, emit)?;
     emit(Message::Phase { phase: Phase::Measure });
     // One batch size for both, sized on the slower side: the ratio of two samples is then the ratio of the
     // arms' times per iteration.
@@ -91,7 +100,8 @@ fn measure(
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         let mut ns = [0u64; 2];
         for s in turn {
-            ns[s] = timed(&mut rigs[s], batch).map_err(|e| (s, Phase::Measure, e))?;
+            let sample = || timed(&mut rigs[s], batch).map(|ns| (ns, ns));
+            ns[s] = idle.while_timed(s, sample).map_err(|e| (s, Phase::Measure, e))?;
         }
         emit(Message::Pair { iterations: batch, ns });
     }
@@ -108,13 +118,16 @@ fn measure_runs(
     task: &DuelTask,
     order: [usize; 2],
     rigs: &mut [PluginRig; 2],
+    idle: &mut IdleArms,
     emit: &mut dyn FnMut(Message),
 ) -> Result<(), SideFailed> {
     let on = |s: usize, message: Message| Message::Side { side: s, message: Box::new(message) };
     if task.warmup_ns > 0 {
         emit(Message::Phase { phase: Phase::Warmup });
         for s in order {
+            let before = idle::threads();
             let (observation, ns) = rigs[s].run().map_err(|e| (s, Phase::Warmup, e))?;
+            idle.adopt(s, &before, &idle::threads());
             emit(on(s, Message::Warmup { iterations: 1, ns, counters: Some(observation.counters) }));
         }
     }
@@ -124,7 +137,7 @@ fn measure_runs(
     while pair < task.pairs.max(2) && (pair % 2 == 1 || pair < 2 || start.elapsed() < budget) {
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         for s in turn {
-            let (o, _) = rigs[s].run().map_err(|e| (s, Phase::Measure, e))?;
+            let o = idle.while_timed(s, || rigs[s].run()).map_err(|e| (s, Phase::Measure, e))?;
             emit(on(s, Message::Observation { metrics: o.metrics, counters: o.counters, note: o.note }));
         }
         pair += 1;
@@ -137,13 +150,16 @@ fn measure_runs(
 fn warm_up(
     order: [usize; 2],
     rigs: &mut [PluginRig; 2],
+    idle: &mut IdleArms,
     warmup_ns: u64,
     emit: &mut dyn FnMut(Message),
 ) -> Result<f64, SideFailed> {
     let (mut n, mut spent, mut done, mut last) = (1u64, [0u64; 2], 0u64, [1f64; 2]);
     loop {
         for s in order {
+            let before = idle::threads();
             let ns = timed(&mut rigs[s], n).map_err(|e| (s, Phase::Warmup, e))?;
+            idle.adopt(s, &before, &idle::threads());
             spent[s] = spent[s].saturating_add(ns);
             last[s] = ns.max(1) as f64 / n as f64;
         }

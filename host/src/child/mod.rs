@@ -14,6 +14,7 @@ mod channel;
 mod count;
 mod duel;
 mod heap;
+mod idle;
 mod rig;
 pub(crate) mod sampler;
 

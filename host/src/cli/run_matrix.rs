@@ -213,7 +213,8 @@ fn export_records(args: &RunArgs, records: &[Record], verdicts: &[Record], thres
     Ok(())
 }
 
-/// One line when conditions made numbers doubtful (a debug build, CPU steal past `DOUBTFUL_STEAL_PERCENT`):
+/// One line when conditions made numbers doubtful (a debug build, CPU steal past `DOUBTFUL_STEAL_PERCENT`, an
+/// idle arm's threads running):
 /// how many cells, and the worst of each reason.
 fn warn_doubtful(records: &[Record]) {
     let all: Vec<&Conditions> = records.iter().filter_map(|r| r.cell.as_ref()?.conditions.as_ref()).collect();
@@ -225,6 +226,7 @@ fn warn_doubtful(records: &[Record]) {
         steal_percent: all.iter().filter_map(|c| c.steal_percent).reduce(f64::max),
         host_debug: all.iter().any(|c| c.host_debug),
         plugin_debug: Some(all.iter().any(|c| c.plugin_debug == Some(true))),
+        idle_arm_cpu_percent: all.iter().filter_map(|c| c.idle_arm_cpu_percent).reduce(f64::max),
         ..Conditions::default()
     };
     let (cells, why) = (records.len(), worst.doubts().join("; "));

@@ -146,6 +146,13 @@ pub enum Message {
         /// Why.
         reason: benchhost_record::Stop,
     },
+    /// In a duel, one side's threads (not the timing one) and the CPU they used while the other side was timed.
+    IdleCpu {
+        /// CPU time of this side's threads meanwhile, ns.
+        busy_ns: u64,
+        /// Wall time the other side was timed, ns.
+        during_ns: u64,
+    },
     /// Minor page faults the child took while warming up and sampling.
     PageFaults {
         /// Count.

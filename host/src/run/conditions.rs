@@ -47,6 +47,7 @@ pub fn conditions(before: Option<CpuTimes>, profile: Option<&str>) -> Conditions
         vm,
         host_debug: cfg!(debug_assertions),
         plugin_debug: profile.map(|p| p == "debug"),
+        idle_arm_cpu_percent: None,
     }
 }
 
@@ -75,5 +76,9 @@ mod tests {
         assert_eq!(stolen.doubts(), ["12.5% of CPU time stolen by the hypervisor"]);
         let quiet = Conditions { steal_percent: Some(0.4), vm: Some(true), ..Conditions::default() };
         assert!(quiet.doubts().is_empty(), "a VM with little steal is not doubtful by itself");
+        let busy = Conditions { idle_arm_cpu_percent: Some(4.31), ..Conditions::default() };
+        assert_eq!(busy.doubts(), ["its threads ran 4.3% of a core while the arm it duelled was timed"]);
+        let parked = Conditions { idle_arm_cpu_percent: Some(0.3), ..Conditions::default() };
+        assert!(parked.doubts().is_empty(), "an idle arm's threads that wake now and then are no doubt");
     }
 }

@@ -142,7 +142,14 @@ impl RunContext<'_> {
         let mut record = evaluate(cell, descriptor, child, self.run_info, log);
         let profile = record.plugin.as_ref().and_then(|p| p.profile.clone());
         if let Some(info) = record.cell.as_mut() {
-            info.conditions = Some(conditions::conditions(before, profile.as_deref()));
+            let mut conditions = conditions::conditions(before, profile.as_deref());
+            conditions.idle_arm_cpu_percent = child.messages.iter().find_map(|m| match m {
+                Message::IdleCpu { busy_ns, during_ns } if *during_ns > 0 => {
+                    Some((*busy_ns as f64 * 100.0 / *during_ns as f64 * 100.0).round() / 100.0)
+                }
+                _ => None,
+            });
+            info.conditions = Some(conditions);
         }
         record
     }

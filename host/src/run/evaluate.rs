@@ -133,6 +133,7 @@ impl<'a> Seen<'a> {
                 Message::Hello { .. }
                 | Message::Rejected { .. }
                 | Message::Pair { .. }
+                | Message::IdleCpu { .. }
                 | Message::Side { .. }
                 | Message::Counted { .. } => {}
             }

@@ -78,6 +78,38 @@ fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
 }
 
 #[test]
+fn an_arm_whose_thread_runs_while_the_other_is_timed_is_measured_and_named() {
+    // Each arm leaves a thread spinning from its set-up on (`after` changes nothing there): while one arm is
+    // timed, the other's thread takes a core.
+    let sandbox = Sandbox::new();
+    let arms = "params = { at = \"setup\", sleep_us = 200 }\nmatrix = { after = [0, 1] }";
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.spins]\n{arms}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    let out = cmd.assert().success().get_output().clone();
+    let (records, _) = sandbox.records("r.jsonl");
+    for r in &records[..2] {
+        let idle = r.cell.as_ref().unwrap().conditions.as_ref().unwrap().idle_arm_cpu_percent;
+        assert!(idle.is_some_and(|p| p > 20.0), "the spinning thread ran while the other arm was timed: {idle:?}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("while the arm it duelled was timed"), "{stderr}");
+    // The healthy rig has no threads of its own: nothing to say.
+    let records = two_arms(&["--rounds", "2"]);
+    assert!(
+        records[..2].iter().all(|r| r
+            .cell
+            .as_ref()
+            .unwrap()
+            .conditions
+            .as_ref()
+            .unwrap()
+            .idle_arm_cpu_percent
+            .is_none())
+    );
+}
+
+#[test]
 fn concurrent_arms_run_at_once_one_per_core() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return; // Needs two cores; the refusal on one core is tested below.
