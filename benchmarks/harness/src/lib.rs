@@ -8,7 +8,7 @@ pub mod workloads;
 
 use std::hint::black_box;
 
-use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, Rig, RigError, SetupContext};
+use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, Rig, RigError, SetupContext, slower};
 use serde::Deserialize;
 
 use crate::workloads::{State, Workload, sort, spin};
@@ -16,19 +16,8 @@ use crate::workloads::{State, Workload, sort, spin};
 /// The spin compiled into a build with the `slower` feature: `HARNESS_SLOWER_SPIN` rounds per iteration, read
 /// when the plugin is compiled (0 without the feature). It makes a second build of the same tree with a
 /// compiled-in change, as `proof.py` needs for `run --against`.
-pub const BUILT_IN_SPIN: u64 = if cfg!(feature = "slower") { rounds(option_env!("HARNESS_SLOWER_SPIN")) } else { 0 };
-
-/// `text` as a number of rounds (0 when absent); a build with a malformed value fails to compile.
-const fn rounds(text: Option<&str>) -> u64 {
-    let Some(text) = text else { return 0 };
-    let (bytes, mut i, mut n) = (text.as_bytes(), 0, 0u64);
-    while i < bytes.len() {
-        assert!(bytes[i].is_ascii_digit(), "HARNESS_SLOWER_SPIN must be a number of rounds");
-        n = n * 10 + (bytes[i] - b'0') as u64;
-        i += 1;
-    }
-    n
-}
+pub const BUILT_IN_SPIN: u64 =
+    if cfg!(feature = "slower") { slower::rounds(option_env!("HARNESS_SLOWER_SPIN")) } else { 0 };
 
 /// Parameters of `harness`.
 #[derive(Deserialize)]
@@ -150,7 +139,7 @@ mod tests {
 
     #[test]
     fn the_compiled_in_spin_is_read_as_a_number() {
-        assert_eq!((rounds(Some("25752")), rounds(Some("")), rounds(None)), (25752, 0, 0));
+        assert_eq!((slower::rounds(Some("25752")), slower::rounds(Some("")), slower::rounds(None)), (25752, 0, 0));
         assert_eq!(BUILT_IN_SPIN, 0, "the tests build without the `slower` feature");
     }
 }

@@ -23,6 +23,14 @@ use data::{Row, Window};
 use tiers::{DeltaTier, ObjectTier};
 use upstream::{Engine, Upstream};
 
+/// The slowdown compiled in with the `slower` feature, spun once per request (proofs only: a second build of
+/// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
+pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
+    benchhost_plugin_api::slower::rounds(option_env!("BENCHHOST_SLOWER_SPIN"))
+} else {
+    0
+};
+
 #[global_allocator]
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
@@ -221,6 +229,7 @@ impl Rig for CacheTier {
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(SLOWER);
         self.last = self.serve()?;
         Ok(())
     }

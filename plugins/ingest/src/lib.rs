@@ -17,6 +17,14 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 use serde::Deserialize;
 
+/// The slowdown compiled in with the `slower` feature, spun once per iteration (proofs only: a second build of
+/// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
+pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
+    benchhost_plugin_api::slower::rounds(option_env!("BENCHHOST_SLOWER_SPIN"))
+} else {
+    0
+};
+
 /// Which signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,6 +110,7 @@ impl Rig for Ingest {
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(SLOWER);
         let bytes = &self.encoded[..];
         let batch = match (&self.request, self.stage) {
             (Request::Traces(r), Stage::ConvertOnly) => convert::traces(r)?,

@@ -171,6 +171,7 @@ pub fn drain(
                     _ => {}
                 }
                 spin.work();
+                benchhost_plugin_api::slower::spin(crate::SLOWER);
             }
         }
         if let Some(main) = main {

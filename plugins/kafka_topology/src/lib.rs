@@ -29,6 +29,14 @@ use crate::feed::Feed;
 use crate::spin::Spin;
 use crate::topology::{ConsumerSettings, Mode};
 
+/// The slowdown compiled in with the `slower` feature, spun once per record consumed, after its `work_us` (proofs only: a second build of
+/// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
+pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
+    benchhost_plugin_api::slower::rounds(option_env!("BENCHHOST_SLOWER_SPIN"))
+} else {
+    0
+};
+
 /// Backlog bound per partition, in bytes of payload plus record overhead: under the mock cluster's 5 MiB per
 /// partition (with the overhead below overstated), so no record is dropped by retention before it is consumed.
 const BACKLOG_BYTES: u64 = 4 << 20;

@@ -205,6 +205,7 @@ impl Rig for Compaction {
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(crate::SLOWER);
         let mut table = match self.ready.pop_front() {
             Some(table) => table,
             // Only when the host did not prepare this iteration: seeding is then timed, so refuse.

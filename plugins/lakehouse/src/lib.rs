@@ -14,6 +14,14 @@ pub mod shapes;
 pub mod traces;
 pub mod warehouse;
 
+/// The slowdown compiled in with the `slower` feature, spun once per iteration (a rewrite, a query) (proofs only: a second build of
+/// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
+pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
+    benchhost_plugin_api::slower::rounds(option_env!("BENCHHOST_SLOWER_SPIN"))
+} else {
+    0
+};
+
 #[cfg(test)]
 mod pyiceberg_tests;
 

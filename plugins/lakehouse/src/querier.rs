@@ -187,6 +187,7 @@ impl Rig for Querier {
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(crate::SLOWER);
         self.totals.queries += 1;
         let (batches, planning, _) = self.runtime.block_on(self.query(self.totals.queries))?;
         let io = self.warehouse.io.take();

@@ -97,6 +97,7 @@ impl Rig for WalLog {
             record.extend_from_slice(&seq.to_le_bytes());
             record.extend_from_slice(&self.payload);
             bytes += log.append(&record)?;
+            benchhost_plugin_api::slower::spin(crate::SLOWER);
             let due = match self.fsync {
                 Fsync::None => false,
                 Fsync::Always => true,

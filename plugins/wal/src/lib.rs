@@ -19,6 +19,14 @@ use arrow::record_batch::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
 use serde::Deserialize;
 
+/// The slowdown compiled in with the `slower` feature, spun once per iteration of `wal` and once per append of `wal_log` (proofs only: a second build of
+/// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
+pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
+    benchhost_plugin_api::slower::rounds(option_env!("BENCHHOST_SLOWER_SPIN"))
+} else {
+    0
+};
+
 /// Parameters of `wal`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +70,7 @@ impl Rig for Wal {
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(SLOWER);
         let bytes = encode(&self.written, self.compression)?;
         self.encoded_bytes = bytes.len();
         self.read_back = Some(decode(&bytes)?);

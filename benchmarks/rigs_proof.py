@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The proof on every rig of rigs.toml (issue 31): for one representative cell of each, A/A comparisons of
+byte-identical libraries at two paths of different lengths (half in each role order) and A/B comparisons
+against a build with a known ~5% slowdown compiled in (each rig's `slower` feature: BENCHHOST_SLOWER_SPIN
+rounds of `benchhost_plugin_api::slower::spin` in its hot path). Every comparison is one
+`benchhost run FILTER --plugin RIG --plugin-dir NEW --against OLD` with the default plan, judged by benchhost
+itself at its default ±3% threshold. Release builds, only the project's own tools.
+
+Parts (--parts, in this order, each over every cell; every comparison is saved to OUT/proof.json as soon as it
+is finished, and a rerun with the same OUT skips what is there, so a stopped proof resumes):
+  builds  the plain library at two paths (OUT/a and OUT/a-copy-at-a-longer-path), and the `slower` one (OUT/b),
+          its spin sized from a plain `--quick` run to ~5% of the cell, measured (the median of three A/B runs)
+          and scaled once when it is off by more than a point.
+  aa      --comparisons A/A comparisons, alternating which path is this build and which is --against.
+  ab      --comparisons A/B comparisons: the slower build against the plain one.
+
+usage: python3 benchmarks/rigs_proof.py [--parts builds,aa,ab] [--comparisons 40] [--cells wal,querier_cold,...]
+                                        [--out target/rigs-proof]
+       python3 benchmarks/rigs_proof.py --table results/rigs-proof.json
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BH = os.path.join(TARGET, "release", "benchhost")
+SPIN_NS = 1.67  # one round of the slower spin on the project's VM (600 rounds per µs)
+
+# name: (package, library, rig, filter on the cell's label, metric judged, how the metric gives time per unit)
+CELLS = {
+    "wal": ("rig-wal", "librig_wal.so", "wal", "compression=lz4 rows=1000$", "roundtrip_time", "time"),
+    "wal_log": ("rig-wal", "librig_wal.so", "wal_log", "fsync=none", "appends_per_s", "rate"),
+    "ingest": ("rig-ingest", "librig_ingest.so", "ingest", "signal=traces stage=decode_and_convert",
+               "request_time", "time"),
+    "cache_tier_canned": ("rig-cache-tier", "librig_cache_tier.so", "cache_tier",
+                          "cache=warm rows=1000 tier=delta_hit upstream=canned", "request_time", "time"),
+    "cache_tier_datafusion": ("rig-cache-tier", "librig_cache_tier.so", "cache_tier",
+                              "cache=warm rows=1000 tier=passthrough upstream=datafusion", "request_time", "time"),
+    "compaction": ("rig-lakehouse", "librig_lakehouse.so", "compaction", "files=6 rows_per_file=100 storage=memory",
+                   "rewrite_time", "time"),
+    "querier_cold": ("rig-lakehouse", "librig_lakehouse.so", "querier",
+                     "cache=cold shape=lookup_by_id storage=memory", "query_time", "time"),
+    "querier_warm": ("rig-lakehouse", "librig_lakehouse.so", "querier",
+                     "cache=warm shape=recent_first_topk storage=memory", "planning_time", "time"),
+    "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
+                       "mode=perthread .*work_us=10$", "records_per_s", "rate_per_core"),
+}
+UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def sh(args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw)
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def run(cell, new, old, out, extra=()):
+    """One comparison of the cell: `new` as this build, `old` as --against. Wall time and the verdict."""
+    _, lib, rig, label, metric, _ = CELLS[cell]
+    path = os.path.join(out, "run.jsonl")
+    if os.path.exists(path):
+        os.remove(path)
+    args = [BH, "run", label, "--plugin", rig, "--no-previous", "-q", "--out", path]
+    if old:
+        args += ["--plugin-dir", new, "--against", old]
+    start = time.monotonic()
+    sh(args + list(extra), cwd=ROOT)
+    wall = time.monotonic() - start
+    recs = records(path)
+    verdicts = [r["verdict"] for r in recs if r["kind"] == "verdict" and r["verdict"].get("metric") == metric]
+    return wall, recs, (verdicts[0] if verdicts else None)
+
+
+def build(package, lib, into, spin=None):
+    env = dict(os.environ)
+    features = []
+    if spin is not None:
+        env["BENCHHOST_SLOWER_SPIN"] = str(spin)
+        features = ["--features", "slower"]
+    sh(["cargo", "build", "--release", "-p", package] + features, cwd=ROOT, env=env)
+    os.makedirs(into, exist_ok=True)
+    shutil.copy(os.path.join(TARGET, "release", lib), os.path.join(into, lib))
+
+
+def dirs(out, cell):
+    base = os.path.join(out, cell)
+    return {"a": os.path.join(base, "a"), "a-copy": os.path.join(base, "a-copy-at-a-longer-path"),
+            "b": os.path.join(base, "b")}
+
+
+def first_spin(cell, out):
+    """Rounds that add ~5% to the cell, from a plain `--quick` run of it."""
+    _, _, _, _, metric, kind = CELLS[cell]
+    _, recs, _ = run(cell, None, None, out, ["--quick"])
+    m = [r for r in recs if r["kind"] == "measurement"][0]["metrics"][metric]
+    if kind == "time":
+        unit_ns = m["value"] * UNIT_NS[m["unit"]]
+    else:  # a rate: time per unit, on every core the rig keeps busy
+        unit_ns = 1e9 / m["value"] * (os.cpu_count() if kind == "rate_per_core" else 1)
+    return max(1, round(0.05 * unit_ns / SPIN_NS))
+
+
+def part_builds(cell, row, args):
+    package, lib, _, _, _, _ = CELLS[cell]
+    d = dirs(args.out, cell)
+    build(package, lib, d["a"])
+    os.makedirs(d["a-copy"], exist_ok=True)
+    shutil.copy(os.path.join(d["a"], lib), os.path.join(d["a-copy"], lib))
+    spin = first_spin(cell, args.out)
+    for attempt in range(2):
+        build(package, lib, d["b"], spin)
+        ratios = [run(cell, d["b"], d["a"], args.out)[2]["ratio"] for _ in range(3)]
+        slowdown = statistics.median(abs(r - 1) for r in ratios)
+        row.setdefault("sizing", []).append({"spin": spin, "ratios": ratios})
+        if attempt == 1 or abs(slowdown - 0.05) <= 0.01 or slowdown <= 0:
+            break
+        spin = max(1, round(spin * 0.05 / slowdown))
+    build(package, lib, os.path.join(TARGET, "release"))  # the plain build back in place
+    row["spin"] = spin
+
+
+def comparison(cell, kind, i, args):
+    d = dirs(args.out, cell)
+    if kind == "ab":
+        new, old = d["b"], d["a"]
+    else:  # half in each role order
+        new, old = (d["a"], d["a-copy"]) if i % 2 == 0 else (d["a-copy"], d["a"])
+    wall, _, v = run(cell, new, old, args.out)
+    return {"wall_s": round(wall, 2), "decision": v["decision"] if v else "missing",
+            "ratio": v and v.get("ratio"), "ci95": v and v.get("ci95"), "detectable": v and v.get("detectable"),
+            "mode": v and v["method"]["mode"], "new": os.path.basename(new)}
+
+
+def summary(rows):
+    done = [r for r in rows if r["decision"] != "missing"]
+    walls = sorted(r["wall_s"] for r in rows)
+    count = lambda d: sum(r["decision"] == d for r in done)
+    contains = sum(1 for r in done if r["ci95"] and r["ci95"][0] <= 1 <= r["ci95"][1])
+    dets = [r["detectable"] for r in done if r["detectable"] is not None]
+    return {"n": len(rows), "no_change": count("no_change"), "regressed": count("regressed"),
+            "improved": count("improved"), "inconclusive": count("inconclusive"), "ci_contains_1": contains,
+            "median_ratio": statistics.median([r["ratio"] for r in done]) if done else None,
+            "wall_median_s": walls[len(walls) // 2] if walls else None, "wall_longest_s": walls[-1] if walls else None,
+            "detectable_median": statistics.median(dets) if dets else None}
+
+
+def table(proof):
+    print("| cell | A/A no_change, alarms, CI95 ∋ 1, median ratio | A/B regressed, improved | wall per comparison "
+          "(median, longest) | detectable (median A/A) |")
+    print("|---|---|---|---|---|")
+    for cell, row in proof.items():
+        aa, ab = summary(row.get("aa", [])), summary(row.get("ab", []))
+        alarms = aa["regressed"] + aa["improved"]
+        ratio = f"{aa['median_ratio']:.4f}" if aa["median_ratio"] else "-"
+        det = f"{100 * aa['detectable_median']:.1f}%" if aa["detectable_median"] else "-"
+        print(f"| {cell} | {aa['no_change']}/{aa['n']}, {alarms}, {aa['ci_contains_1']}/{aa['n']}, {ratio} "
+              f"| {ab['regressed']}/{ab['n']}, {ab['improved']} | {aa['wall_median_s']} s, {aa['wall_longest_s']} s "
+              f"| {det} |")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--parts", default="builds,aa,ab")
+    p.add_argument("--comparisons", type=int, default=40)
+    p.add_argument("--cells", default=",".join(CELLS))
+    p.add_argument("--out", default=os.path.join(TARGET, "rigs-proof"))
+    p.add_argument("--table")
+    args = p.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            return table(json.load(f))
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "proof.json")
+    proof = json.load(open(path)) if os.path.exists(path) else {}
+    save = lambda: json.dump(proof, open(path, "w"), indent=1)
+    for part in args.parts.split(","):
+        for cell in args.cells.split(","):
+            row = proof.setdefault(cell, {})
+            if part == "builds":
+                if "spin" not in row:
+                    part_builds(cell, row, args)
+                    save()
+                continue
+            done = row.setdefault(part, [])
+            for i in range(len(done), args.comparisons):
+                done.append(comparison(cell, part, i, args))
+                save()
+            print(f"{cell} {part}: {summary(done)}", flush=True)
+    table(proof)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
