@@ -46,6 +46,7 @@ mod descriptor;
 pub mod heap;
 mod invariant;
 mod rig;
+mod seed;
 pub mod slower;
 pub mod testing;
 mod unit;

@@ -84,7 +84,7 @@ pub trait Rig: Sized + Send + 'static {
 /// ```
 /// use benchhost_plugin_api::SetupContext;
 /// // What a rig's unit test passes; the host fills in a per-cell directory it removes afterwards.
-/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true };
+/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None };
 /// let seconds = if ctx.quick { 1 } else { 30 };
 /// assert_eq!(seconds, 1);
 /// ```
@@ -95,6 +95,11 @@ pub struct SetupContext {
     /// True for a `--quick` smoke run: a rig may shrink its own windows.
     #[serde(default)]
     pub quick: bool,
+    /// Where [`SetupContext::seed`] keeps what it builds: one directory per library and run, shared by every
+    /// instance of the rigs of that library (each process of a paired comparison, both arms of an A/A). `None`
+    /// outside the host: then a seed is built for each instance.
+    #[serde(default)]
+    pub seed_dir: Option<PathBuf>,
 }
 
 /// Counters a rig reports at teardown: rows, records, bytes, checksums. The host checks the declared

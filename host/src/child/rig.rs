@@ -32,7 +32,8 @@ pub(crate) fn set_up(root: &PluginRef, task: &CellTask) -> Result<PluginRig, Rig
 
 /// What `setup` is given: the parameters and the [`SetupContext`], as JSON.
 pub(crate) fn setup_json(task: &CellTask) -> [String; 2] {
-    let ctx = SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick };
+    let ctx =
+        SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick, seed_dir: task.seed_dir.clone() };
     [
         serde_json::to_string(&task.params).expect("params serialize"),
         serde_json::to_string(&ctx).expect("context serializes"),

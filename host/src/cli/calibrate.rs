@@ -26,7 +26,9 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
     // The rounds' own measurements are scaffolding: they go to a scratch stream, not the results.
     let scratch = work_dir.path().join("rounds.jsonl");
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
-    let mut executor = ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick };
+    let seeds = Some(work_dir.path().join("seeds"));
+    let mut executor =
+        ChildExecutor { exe: current_exe()?, loader: &loader, against: None, quick: args.matrix.quick, seeds };
     let mut ctx = RunContext {
         catalog: &loader,
         executor: &mut executor,

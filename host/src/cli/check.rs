@@ -60,7 +60,8 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     let scratch = work_dir.path().join("check.jsonl");
     let run_info = crate::run::provenance::current();
     let mut sink = benchhost_record::sink::Sink::open(&scratch)?;
-    let mut executor = ChildExecutor { exe, loader: &loader, against: None, quick: true };
+    let seeds = Some(work_dir.path().join("seeds"));
+    let mut executor = ChildExecutor { exe, loader: &loader, against: None, quick: true, seeds };
     let mut ctx = RunContext {
         catalog: &loader,
         executor: &mut executor,

@@ -59,7 +59,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         run_info.id = Some(id.clone());
     }
     let mut sink = benchhost_record::sink::Sink::open(&args.out)?;
-    let mut executor = ChildExecutor { exe, loader: &loader, against: other.as_ref(), quick: args.matrix.quick };
+    let seeds = Some(work_dir.path().join("seeds"));
+    let mut executor = ChildExecutor { exe, loader: &loader, against: other.as_ref(), quick: args.matrix.quick, seeds };
     let paired = args.interleave.is_some() || args.rounds.is_some_and(|r| r > 1) || other.is_some();
     let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
     let duels = duel_plan::duels_of(&cells, &pairs, &|rig| duel_mode(args.pairing, &loader, rig));

@@ -94,6 +94,11 @@ pub struct CellTask {
     pub scratch_dir: PathBuf,
     /// `--quick`.
     pub quick: bool,
+    /// Where the rig keeps what it seeds once per library and run ([`SetupContext::seed_dir`]).
+    ///
+    /// [`SetupContext::seed_dir`]: benchhost_plugin_api::SetupContext::seed_dir
+    #[serde(default)]
+    pub seed_dir: Option<PathBuf>,
     /// The core to pin the child to before the plugin loads (`--pairing concurrent`).
     #[serde(default)]
     pub cpu: Option<usize>,

@@ -20,6 +20,9 @@ pub struct ChildExecutor<'a> {
     pub against: Option<&'a Loader>,
     /// `--quick`.
     pub quick: bool,
+    /// The run's seed directories: one per library, named by its SHA-256, shared by every child that loads it
+    /// (`None`: rigs seed every instance).
+    pub seeds: Option<PathBuf>,
 }
 
 impl Executor for ChildExecutor<'_> {
@@ -74,6 +77,7 @@ impl ChildExecutor<'_> {
             plan: cell.plan,
             scratch_dir: scratch.to_owned(),
             quick: self.quick,
+            seed_dir: self.seeds.as_ref().zip(plugin.sha256()).map(|(seeds, sha256)| seeds.join(&sha256[..16])),
             cpu: None,
         }
     }

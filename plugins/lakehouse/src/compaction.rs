@@ -9,7 +9,7 @@
 //! checksum as seeded, exactly one live file, and it is the file the rewrite wrote.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
@@ -18,6 +18,7 @@ use iceberg::{Catalog, TableIdent};
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
+use crate::snapshot::{self, Kept};
 use crate::traces::{self, Tally};
 use crate::warehouse::{self, Layout, Storage, Warehouse};
 use crate::{replace, runtime};
@@ -58,6 +59,8 @@ pub struct Compaction {
     runtime: Runtime,
     scratch: PathBuf,
     seeded: u64,
+    /// In memory: the kept seed every table is a copy of, and its tally.
+    kept: Option<(Kept, Tally)>,
     ready: VecDeque<Table>,
     rewritten: Vec<Table>,
     totals: Totals,
@@ -67,28 +70,26 @@ pub struct Compaction {
 }
 
 impl Compaction {
-    /// Seeds one table with `files` appends.
+    /// Seeds one table with `files` appends: on disk, anew; in memory, as a copy of the seed kept for this
+    /// library and run.
     fn seed(&mut self) -> Result<Table, RigError> {
         self.seeded += 1;
-        let dir = (self.params.storage == Storage::Fs).then(|| self.scratch.join(format!("warehouse-{}", self.seeded)));
-        if let Some(dir) = &dir {
-            std::fs::create_dir_all(dir)?;
+        if let Some((kept, seeded)) = &self.kept {
+            return self.runtime.block_on(async {
+                let warehouse = Warehouse::new(Storage::Memory, Path::new("")).await?;
+                let ident = kept.load(&warehouse, "traces").await?;
+                Ok(Table { warehouse, ident, seeded: *seeded, written: Vec::new(), dir: None })
+            });
         }
+        let dir = self.scratch.join(format!("warehouse-{}", self.seeded));
+        std::fs::create_dir_all(&dir)?;
         let (files, rows) = (self.params.files as usize, self.params.rows_per_file as usize);
-        let storage = self.params.storage;
-        let scratch = dir.clone().unwrap_or_default();
         self.runtime.block_on(async move {
-            let warehouse = Warehouse::new(storage, &scratch).await?;
-            let mut table = warehouse.create("traces", Layout::Unpartitioned).await?;
-            let mut seeded = Tally::default();
-            for f in 0..files {
-                let spans = traces::compaction_file(f, rows);
-                seeded.add(&traces::to_batch(&warehouse::arrow_schema(&table)?, &spans)?);
-                table = warehouse.append(&table, &spans).await?;
-            }
+            let warehouse = Warehouse::new(Storage::Fs, &dir).await?;
+            let (_, seeded) = seed_into(&warehouse, files, rows).await?;
             let ident = warehouse.ident("traces");
             warehouse.io.take();
-            Ok::<_, RigError>(Table { warehouse, ident, seeded, written: Vec::new(), dir })
+            Ok::<_, RigError>(Table { warehouse, ident, seeded, written: Vec::new(), dir: Some(dir) })
         })
     }
 
@@ -119,6 +120,48 @@ impl Compaction {
         }
         Ok(())
     }
+}
+
+/// Creates table `traces` in `warehouse` and appends `files` files of `rows` rows, one commit each: the table and
+/// the tally of what was written.
+async fn seed_into(
+    warehouse: &Warehouse,
+    files: usize,
+    rows: usize,
+) -> Result<(iceberg::table::Table, Tally), RigError> {
+    let mut table = warehouse.create("traces", Layout::Unpartitioned).await?;
+    let mut seeded = Tally::default();
+    for f in 0..files {
+        let spans = traces::compaction_file(f, rows);
+        seeded.add(&traces::to_batch(&warehouse::arrow_schema(&table)?, &spans)?);
+        table = warehouse.append(&table, &spans).await?;
+    }
+    Ok((table, seeded))
+}
+
+/// Seeds a table in a memory warehouse of its own and keeps it in `dir` (see [`snapshot`]); the tally of its
+/// rows is kept with it, so that every copy is checked against what was seeded.
+async fn keep_seeded(files: usize, rows: usize, dir: &Path) -> Result<(), RigError> {
+    let warehouse = Warehouse::seeding(Storage::Memory, dir).await?;
+    let (table, seeded) = seed_into(&warehouse, files, rows).await?;
+    snapshot::keep(&warehouse, &table, dir).await?;
+    std::fs::write(dir.join(TALLY), format!("{} {}", seeded.rows, seeded.checksum))?;
+    Ok(())
+}
+
+/// The file of a kept seed holding its tally: rows, then checksum.
+const TALLY: &str = "tally";
+
+/// The seed of `params` kept for this library and run (built by the first instance that needs it), read into
+/// memory with its tally.
+fn kept_seed(params: &Params, ctx: &SetupContext, runtime: &Runtime) -> Result<(Kept, Tally), RigError> {
+    let (files, rows) = (params.files as usize, params.rows_per_file as usize);
+    let dir = ctx.seed(&format!("compaction-{files}x{rows}"), |dir| runtime.block_on(keep_seeded(files, rows, dir)))?;
+    let text = std::fs::read_to_string(dir.join(TALLY))?;
+    let bad = || RigError::new(format!("{}: not a tally: {text:?}", dir.join(TALLY).display()));
+    let (rows, checksum) = text.split_once(' ').ok_or_else(bad)?;
+    let tally = Tally { rows: rows.parse().map_err(|_| bad())?, checksum: checksum.parse().map_err(|_| bad())? };
+    Ok((Kept::read(&dir)?, tally))
 }
 
 /// The rows of the table's current snapshot and the files its scan reads.
@@ -181,11 +224,17 @@ impl Rig for Compaction {
     }
 
     fn setup(params: Params, ctx: &SetupContext) -> Result<Self, RigError> {
+        let runtime = runtime::new()?;
+        let kept = match params.storage {
+            Storage::Memory => Some(kept_seed(&params, ctx, &runtime)?),
+            Storage::Fs => None,
+        };
         Ok(Compaction {
             params,
-            runtime: runtime::new()?,
+            runtime,
             scratch: ctx.scratch_dir.clone(),
             seeded: 0,
+            kept,
             ready: VecDeque::new(),
             rewritten: Vec::new(),
             totals: Totals::default(),
@@ -263,7 +312,7 @@ pub(crate) mod tests_support {
 
     pub fn rewrite_one_fs_table(dir: &std::path::Path, files: i64, rows_per_file: i64) -> Rewritten {
         let params = Params { files, rows_per_file, storage: Storage::Fs };
-        let ctx = SetupContext { scratch_dir: dir.to_path_buf(), quick: true };
+        let ctx = SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None };
         let mut rig = Compaction::setup(params, &ctx).unwrap();
         let mut table = rig.seed().unwrap();
         rig.runtime.block_on(rewrite(&mut table)).unwrap();

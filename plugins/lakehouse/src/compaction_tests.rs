@@ -19,19 +19,42 @@ fn every_rewrite_keeps_the_rows_and_leaves_only_the_file_it_wrote() {
     }
 }
 
+fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
+    Compaction::setup(
+        serde_json::from_value(json!({"files": 3, "rows_per_file": 50, "storage": storage})).unwrap(),
+        &SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: Some(dir.join("seeds")) },
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_seeded_tally_is_what_a_plain_scan_reads() {
-    let runtime = runtime::new().unwrap();
+    // On disk every table is seeded anew; in memory each is a copy of the seed kept for the run.
+    for storage in ["fs", "memory"] {
+        let runtime = runtime::new().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut rig = compaction(storage, dir.path());
+        let table = rig.seed().unwrap();
+        let (tally, live) = runtime.block_on(read_back(&table)).unwrap();
+        assert_eq!(tally, table.seeded, "{storage}");
+        assert_eq!((tally.rows, live.len()), (150, 3), "{storage}");
+    }
+}
+
+#[test]
+fn tables_copied_from_one_kept_seed_do_not_share_their_files() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rig = Compaction::setup(
-        serde_json::from_value(json!({"files": 3, "rows_per_file": 50, "storage": "fs"})).unwrap(),
-        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true },
-    )
-    .unwrap();
-    let table = rig.seed().unwrap();
-    let (tally, live) = runtime.block_on(read_back(&table)).unwrap();
-    assert_eq!(tally, table.seeded);
-    assert_eq!((tally.rows, live.len()), (150, 3));
+    let mut rig = compaction("memory", dir.path());
+    let (mut first, second) = (rig.seed().unwrap(), rig.seed().unwrap());
+    rig.runtime.block_on(rewrite(&mut first)).unwrap();
+    let (after, live) = rig.runtime.block_on(read_back(&first)).unwrap();
+    assert_eq!((after, live.len()), (first.seeded, 1));
+    let (untouched, live) = rig.runtime.block_on(read_back(&second)).unwrap();
+    assert_eq!((untouched, live.len()), (second.seeded, 3), "the other copy still has its three files");
+    // Built once, by the first instance; a second instance of the same library reads it.
+    let seeds = dir.path().join("seeds");
+    assert_eq!(std::fs::read_dir(&seeds).unwrap().count(), 1);
+    assert_eq!(compaction("memory", dir.path()).kept.unwrap().1, first.seeded);
 }
 
 #[test]
@@ -42,7 +65,7 @@ fn a_fast_append_of_the_merged_file_is_caught_as_doubled_rows() {
     let params = json!({"files": 2, "rows_per_file": 10, "storage": "memory"});
     let mut rig = Compaction::setup(
         serde_json::from_value(params).unwrap(),
-        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true },
+        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None },
     )
     .unwrap();
     let mut table = rig.seed().unwrap();

@@ -7,9 +7,9 @@
 //! manifests and manifest lists (each whole-object `read` of an `.avro` file is a manifest cache miss, since
 //! cached manifests are never read again).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -28,6 +28,10 @@ pub struct IoCounters {
     data_files: Mutex<HashSet<String>>,
     metadata_reads: AtomicU64,
     bytes_written: AtomicU64,
+    /// Every path written while `recording`, so a seeded warehouse can be kept (see [`crate::snapshot`]): the
+    /// crate's storages cannot list their files. Off unless asked for, so timed writes pay nothing for it.
+    recording: AtomicBool,
+    written: Mutex<BTreeSet<String>>,
 }
 
 /// A snapshot of the counters.
@@ -51,6 +55,24 @@ impl IoCounters {
             data_files_read: self.data_files.lock().map_or(0, |mut files| files.drain().count() as u64),
             metadata_reads: self.metadata_reads.swap(0, Relaxed),
             bytes_written: self.bytes_written.swap(0, Relaxed),
+        }
+    }
+
+    /// Counters that also record the path of every write, for [`IoCounters::written`].
+    pub fn recording() -> Self {
+        IoCounters { recording: AtomicBool::new(true), ..IoCounters::default() }
+    }
+
+    /// The paths written so far, sorted (none unless made [`IoCounters::recording`]).
+    pub fn written(&self) -> Vec<String> {
+        self.written.lock().map_or_else(|_| Vec::new(), |paths| paths.iter().cloned().collect())
+    }
+
+    fn wrote(&self, path: &str) {
+        if self.recording.load(Relaxed)
+            && let Ok(mut paths) = self.written.lock()
+        {
+            paths.insert(path.to_string());
         }
     }
 
@@ -119,10 +141,12 @@ impl Storage for CountingStorage {
     }
     async fn write(&self, path: &str, bs: Bytes) -> iceberg::Result<()> {
         self.counters.bytes_written.fetch_add(bs.len() as u64, Relaxed);
+        self.counters.wrote(path);
         self.inner().write(path, bs).await
     }
     async fn writer(&self, path: &str) -> iceberg::Result<Box<dyn FileWrite>> {
         let inner = self.inner().writer(path).await?;
+        self.counters.wrote(path);
         Ok(Box::new(CountingWrite { inner, counters: self.counters.clone() }))
     }
     async fn delete(&self, path: &str) -> iceberg::Result<()> {

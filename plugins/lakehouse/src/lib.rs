@@ -11,6 +11,7 @@ pub mod replace;
 pub mod runtime;
 pub mod scan_facts;
 pub mod shapes;
+pub mod snapshot;
 pub mod traces;
 pub mod warehouse;
 

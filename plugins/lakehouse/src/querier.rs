@@ -10,6 +10,7 @@
 //! Before timing, the answer is checked exactly and the scan's mechanism is recorded (see `scan_facts`); the
 //! last timed answer is checked again at teardown.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use arrow::array::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
+use iceberg::table::Table;
 use iceberg::{Catalog, TableIdent};
 use iceberg_datafusion::IcebergStaticTableProvider;
 use serde::Deserialize;
@@ -26,6 +28,7 @@ use crate::corpus;
 use crate::runtime;
 use crate::scan_facts::ScanFacts;
 use crate::shapes::{Answer, Corpus, Shape};
+use crate::snapshot;
 use crate::warehouse::{Layout, Storage, Warehouse};
 
 /// Whether the engine's caches hold the table's metadata.
@@ -97,17 +100,50 @@ impl Querier {
     }
 }
 
+/// The name of the table a corpus is seeded into.
+fn table_name(corpus: Corpus) -> &'static str {
+    match corpus {
+        Corpus::Traces => "traces",
+        Corpus::Spans => "spans",
+    }
+}
+
 /// Seeds the table a shape reads: one append (one file, one snapshot) per corpus file.
-async fn seed(warehouse: &Warehouse, corpus: Corpus) -> Result<TableIdent, RigError> {
-    let (name, layout, files) = match corpus {
-        Corpus::Traces => ("traces", Layout::Daily, corpus::traces_files()),
-        Corpus::Spans => ("spans", Layout::Unpartitioned, corpus::sequential_files()),
+async fn seed(warehouse: &Warehouse, corpus: Corpus) -> Result<Table, RigError> {
+    let (layout, files) = match corpus {
+        Corpus::Traces => (Layout::Daily, corpus::traces_files()),
+        Corpus::Spans => (Layout::Unpartitioned, corpus::sequential_files()),
     };
-    let mut table = warehouse.create(name, layout).await?;
+    let mut table = warehouse.create(table_name(corpus), layout).await?;
     for file in &files {
         table = warehouse.append(&table, file).await?;
     }
-    Ok(warehouse.ident(name))
+    Ok(table)
+}
+
+/// Seeds a corpus's table in a memory warehouse of its own and keeps it in `dir` (see [`snapshot`]).
+async fn keep_seeded(corpus: Corpus, dir: &Path) -> Result<(), RigError> {
+    let warehouse = Warehouse::seeding(Storage::Memory, dir).await?;
+    let table = seed(&warehouse, corpus).await?;
+    snapshot::keep(&warehouse, &table, dir).await
+}
+
+/// The arm's own table: in memory, a copy of the seed kept for this library and run (built by the first
+/// instance); on disk, seeded here (its files' absolute paths are this instance's).
+fn table_of(
+    warehouse: &Warehouse,
+    corpus: Corpus,
+    ctx: &SetupContext,
+    runtime: &Runtime,
+) -> Result<TableIdent, RigError> {
+    let name = table_name(corpus);
+    if warehouse.location.starts_with("memory:") {
+        let kept = ctx.seed(&format!("querier-{name}"), |dir| runtime.block_on(keep_seeded(corpus, dir)))?;
+        runtime.block_on(snapshot::Kept::read(&kept)?.load(warehouse, name))
+    } else {
+        runtime.block_on(seed(warehouse, corpus))?;
+        Ok(warehouse.ident(name))
+    }
 }
 
 impl Rig for Querier {
@@ -151,11 +187,8 @@ impl Rig for Querier {
         let runtime = runtime::new()?;
         let dir = ctx.scratch_dir.join("warehouse");
         std::fs::create_dir_all(&dir)?;
-        let (warehouse, ident) = runtime.block_on(async {
-            let warehouse = Warehouse::new(p.storage, &dir).await?;
-            let ident = seed(&warehouse, p.shape.corpus()).await?;
-            Ok::<_, RigError>((warehouse, ident))
-        })?;
+        let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;
+        let ident = table_of(&warehouse, p.shape.corpus(), ctx, &runtime)?;
         let mut rig = Querier {
             shape: p.shape,
             cache: p.cache,

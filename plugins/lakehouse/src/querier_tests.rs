@@ -88,3 +88,27 @@ fn a_wrong_order_is_a_verification_failure() {
     let err = Shape::RecentFirstTopk.check(&[batch(&first)]).unwrap_err();
     assert!(err.starts_with("row 0 is "), "{err}");
 }
+
+#[test]
+fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds");
+    let outcome = |instance: &str| {
+        let ctx = SetupContext { scratch_dir: dir.path().join(instance), quick: true, seed_dir: Some(seeds.clone()) };
+        let params =
+            serde_json::from_value(json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory"}));
+        let mut rig = Querier::setup(params.unwrap(), &ctx).unwrap();
+        rig.iterate().unwrap();
+        rig.teardown().unwrap().counters
+    };
+    let first = outcome("a");
+    let pointer = seeds.join("querier-spans/metadata-location");
+    let kept_at = std::fs::metadata(&pointer).unwrap().modified().unwrap();
+    let second = outcome("b");
+    assert_eq!(std::fs::metadata(&pointer).unwrap().modified().unwrap(), kept_at, "the seed was not built again");
+    assert_eq!(std::fs::read_dir(&seeds).unwrap().count(), 1, "one seed, no draft left");
+    for counter in ["rows_out", "files_total", "files_read", "bytes_scanned", "manifest_reads"] {
+        assert_eq!(first[counter], second[counter], "{counter}");
+    }
+    assert_eq!((second["rows_out"], second["files_total"]), (60_000, 60));
+}

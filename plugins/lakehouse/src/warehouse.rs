@@ -54,6 +54,8 @@ pub struct Warehouse {
     pub catalog: Arc<MemoryCatalog>,
     pub namespace: NamespaceIdent,
     pub io: Arc<IoCounters>,
+    /// The storage every FileIO of the catalog hands out (clones share the files).
+    pub storage: CountingStorage,
     /// The warehouse's location (`memory://…` or an absolute path).
     pub location: String,
 }
@@ -62,18 +64,29 @@ impl Warehouse {
     /// A new, empty warehouse. With [`Storage::Fs`] it lives in `dir`, which must exist.
     /// Must run inside the tokio runtime that will use it: iceberg captures the current runtime.
     pub async fn new(storage: Storage, dir: &Path) -> iceberg::Result<Warehouse> {
-        let io = Arc::new(IoCounters::default());
+        Warehouse::with(storage, dir, IoCounters::default()).await
+    }
+
+    /// A new, empty warehouse that records the path of every file written, to be kept with
+    /// [`crate::snapshot::keep`].
+    pub async fn seeding(storage: Storage, dir: &Path) -> iceberg::Result<Warehouse> {
+        Warehouse::with(storage, dir, IoCounters::recording()).await
+    }
+
+    async fn with(storage: Storage, dir: &Path, io: IoCounters) -> iceberg::Result<Warehouse> {
+        let io = Arc::new(io);
         let (backend, location) = match storage {
             Storage::Memory => (Backend::Memory(MemoryStorage::new()), "memory://warehouse".to_string()),
             Storage::Fs => (Backend::Fs(LocalFsStorage::new()), dir.display().to_string()),
         };
-        let factory = CountingFactory::new(CountingStorage::new(backend, io.clone()));
+        let storage = CountingStorage::new(backend, io.clone());
+        let factory = CountingFactory::new(storage.clone());
         let props = HashMap::from([(MEMORY_CATALOG_WAREHOUSE.to_string(), location.clone())]);
         let catalog =
             MemoryCatalogBuilder::default().with_storage_factory(Arc::new(factory)).load("bench", props).await?;
         let namespace = NamespaceIdent::new("bench".to_string());
         catalog.create_namespace(&namespace, HashMap::new()).await?;
-        Ok(Warehouse { catalog: Arc::new(catalog), namespace, io, location })
+        Ok(Warehouse { catalog: Arc::new(catalog), namespace, io, storage, location })
     }
 
     /// The identifier of table `name`.
