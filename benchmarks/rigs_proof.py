@@ -40,7 +40,7 @@ CELLS = {
     "querier_cold": ("rig-lakehouse", "librig_lakehouse.so", "querier",
                      "cache=cold shape=lookup_by_id storage=memory", "query_time", "time"),
     "querier_warm": ("rig-lakehouse", "librig_lakehouse.so", "querier",
-                     "cache=warm shape=recent_first_topk storage=memory", "planning_time", "time"),
+                     "cache=warm shape=recent_first_topk storage=memory", "query_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
                        "mode=perthread .*work_us=10$", "records_per_s", "rate_per_core"),
 }
