@@ -102,6 +102,11 @@ pub struct Method {
     /// library loaded from a private copy, the order of the arms); absent in verdicts of older benchhosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub randomised: Option<String>,
+    /// Why this comparison was not made in the mode the run asked for, and what made it instead: a rig whose
+    /// second instance cannot be set up next to the first in one process is compared in `rounds`, with the
+    /// rig's own error here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// The run a comparison was made against.

@@ -213,6 +213,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 rule: RULE.into(),
                 libraries: crate::analysis::rounds::libraries(paired.arm, paired.reference),
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
+                fallback: None,
             }),
         };
         let note = match intervals {

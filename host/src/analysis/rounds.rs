@@ -128,6 +128,7 @@ fn pair(
                 rule: RULE.into(),
                 libraries: libraries(first, &base[0]),
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
+                fallback: None,
             }),
         };
         let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();

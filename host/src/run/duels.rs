@@ -29,6 +29,9 @@ pub struct DuelOutcome {
     pub rounds: Vec<Vec<Record>>,
     /// Per duel, in `duels` order, each process's paired estimate.
     pub estimates: Vec<Vec<Estimate>>,
+    /// Per duel, why it was given up for rounds: its rig's second instance failed to set up next to the first
+    /// in one process (the rig's error). Its arms have no record here; they run in rounds.
+    pub fell_back: Vec<Option<String>>,
 }
 
 /// Processes an alternating duel adds, at most, when the planned ones leave its answer to chance
@@ -59,6 +62,7 @@ pub fn run(
         duels,
         per_cell: vec![Vec::new(); cells.len()],
         per_duel: vec![Vec::new(); duels.len()],
+        fell_back: vec![None; duels.len()],
         progress: progress_bar(duels.iter().map(wanted).sum()),
     };
     for round in 0..rounds {
@@ -74,13 +78,14 @@ pub fn run(
         so_far.extend(threshold, ctx, sink)?;
     }
     so_far.progress.finish_and_clear();
-    let DuelsSoFar { per_cell, per_duel, .. } = so_far;
-    let dueling: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
+    let DuelsSoFar { per_cell, per_duel, fell_back, .. } = so_far;
+    let kept = duels.iter().zip(&fell_back).filter(|(_, fell)| fell.is_none());
+    let dueling: BTreeSet<usize> = kept.flat_map(|(d, _)| d.arms).collect();
     let mut records = vec![None; cells.len()];
     for &i in &dueling {
         records[i] = Some(finish_cell(&cells[i], &per_cell[i], ctx, sink)?);
     }
-    Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel })
+    Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
 }
 
 /// The duels of a run while they are measured: what each cell and each duel has so far.
@@ -89,6 +94,7 @@ struct DuelsSoFar<'a> {
     duels: &'a [Duel],
     per_cell: Vec<Vec<Record>>,
     per_duel: Vec<Vec<Estimate>>,
+    fell_back: Vec<Option<String>>,
     progress: ProgressBar,
 }
 
@@ -106,7 +112,7 @@ impl DuelsSoFar<'_> {
     ) -> Result<()> {
         let (cells, [a, b]) = (self.cells, self.duels[d].arms);
         let failed = |records: &Vec<Record>| records.last().is_some_and(|r| r.kind == Kind::Failure);
-        if failed(&self.per_cell[a]) || failed(&self.per_cell[b]) {
+        if failed(&self.per_cell[a]) || failed(&self.per_cell[b]) || self.fell_back[d].is_some() {
             return Ok(());
         }
         let label = format!("{} vs {} (process {}/{of})", cells[b].label(), cells[a].label(), round + 1);
@@ -129,6 +135,14 @@ impl DuelsSoFar<'_> {
         if let Some(signal) = crate::proc::interrupt::received() {
             return Err(ctx.interrupted(signal, label, sink));
         }
+        let second = [a, b][1 - round % 2];
+        if round == 0 && self.duels[d].mode != Mode::Concurrent {
+            let records = if second == a { &records[0] } else { &records[1] };
+            if let Some(why) = cannot_share_a_process(records) {
+                self.fall_back(&cells[second].rig, &why);
+                return Ok(());
+            }
+        }
         for (i, record) in [a, b].into_iter().zip(records) {
             crate::run::output::note(&cell_note(&record, &label));
             self.per_cell[i].push(record);
@@ -137,13 +151,31 @@ impl DuelsSoFar<'_> {
         Ok(())
     }
 
+    /// Gives up one process for every duel of `rig`, measured or not yet: what they measured so far is dropped
+    /// (nothing of it was written), and their arms run in rounds, each in a process of its own.
+    fn fall_back(&mut self, rig: &str, why: &str) {
+        eprintln!(
+            "note: a second instance of `{rig}` failed to set up in the process where the first had ({why}): its \
+             comparisons are made in rounds instead, each arm in a process of its own"
+        );
+        for d in 0..self.duels.len() {
+            if self.cells[self.duels[d].arms[1]].rig == rig {
+                self.fell_back[d] = Some(format!("not in one process: its second instance failed to set up: {why}"));
+                self.per_duel[d].clear();
+                for i in self.duels[d].arms {
+                    self.per_cell[i].clear();
+                }
+            }
+        }
+    }
+
     /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel whose
     /// processes so far leave its answer to chance (each metric judged at its own threshold).
     fn extend(&mut self, threshold: Threshold<'_>, ctx: &mut RunContext<'_>, sink: &Sink) -> Result<()> {
         let planned = Mode::Alternate.processes(None) as usize;
         for extra in (0..EXTRA_PROCESSES as usize).step_by(EXTRA_STEP as usize) {
             let more: Vec<usize> = (0..self.duels.len())
-                .filter(|&d| self.duels[d].mode == Mode::Alternate)
+                .filter(|&d| self.duels[d].mode == Mode::Alternate && self.fell_back[d].is_none())
                 .filter(|&d| {
                     let Some(arm) = self.per_cell[self.duels[d].arms[1]].last() else { return false };
                     duel::needs_more(&self.per_duel[d], &|metric: &str| threshold(arm, metric))
@@ -163,4 +195,13 @@ impl DuelsSoFar<'_> {
         }
         Ok(())
     }
+}
+
+/// The rig's error when the arm set up second in a duel's process failed during set-up: the first instance set
+/// up in the same process, so what failed may be the sharing (a fixed port, a process-wide library state).
+/// Rounds, where each arm has a process of its own, then tell: the arm measures, or fails again with its
+/// reason in its record.
+fn cannot_share_a_process(second: &Record) -> Option<String> {
+    let failure = second.failure.as_ref()?;
+    (failure.phase == Some(benchhost_record::Phase::Setup)).then(|| failure.message.clone())
 }

@@ -1,7 +1,5 @@
-//! A whole run's schedule: the duels of its iterations-style arms first (`duels.rs`), then every other cell in
-//! rounds (`in_rounds.rs`); a run without duels is rounds alone.
-
-use std::collections::BTreeSet;
+//! A whole run's schedule: the duels of its arms first (`duels.rs`), then every other cell in rounds
+//! (`in_rounds.rs`), with the arms of duels given up for rounds; a run without duels is rounds alone.
 
 use anyhow::Result;
 
@@ -35,10 +33,10 @@ pub fn run_all(
         let all = in_rounds::run(cells, ctx, sink)?;
         return Ok(RunOutcome { all, duels: DuelOutcome::default() });
     }
-    let in_duel: BTreeSet<usize> = duels.iter().flat_map(|d| d.arms).collect();
-    let rest: Vec<Cell> =
-        cells.iter().enumerate().filter(|(i, _)| !in_duel.contains(i)).map(|(_, c)| c.clone()).collect();
     let dueled = duels::run(cells, duels, asked, threshold, ctx, sink)?;
+    // The cells in no duel, and those of duels given up for rounds.
+    let rest: Vec<Cell> =
+        cells.iter().zip(&dueled.records).filter(|(_, r)| r.is_none()).map(|(c, _)| c.clone()).collect();
     let in_rounds = in_rounds::run(&rest, ctx, sink)?;
     let mut from_rounds = in_rounds.records.iter().zip(&in_rounds.rounds);
     let (mut records, mut rounds) = (Vec::new(), Vec::new());

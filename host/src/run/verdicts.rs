@@ -29,9 +29,19 @@ pub fn paired_verdicts(
     run_info: &RunInfo,
 ) -> Vec<Record> {
     let judging = Judging { run, threshold, run_info };
-    let in_duel = |pair: &[usize; 2]| run.duels.iter().any(|d| d.arms == *pair);
-    let in_rounds: Vec<[usize; 2]> = run.pairs.iter().copied().filter(|p| !in_duel(p)).collect();
+    let duel_of = |pair: &[usize; 2]| run.duels.iter().position(|d| d.arms == *pair);
+    let fell_back = |d: usize| outcome.duels.fell_back.get(d).cloned().flatten();
+    let in_rounds: Vec<[usize; 2]> = run.pairs.iter().copied().filter(|p| duel_of(p).is_none()).collect();
     let mut verdicts = judging.of_rounds(outcome, &in_rounds);
+    // A duel given up for rounds is judged from its rounds, and its verdict says why.
+    for (d, why) in (0..run.duels.len()).filter_map(|d| Some((d, fell_back(d)?))) {
+        for mut verdict in judging.of_rounds(outcome, &[run.duels[d].arms]) {
+            if let Some(method) = verdict.verdict.as_mut().and_then(|v| v.method.as_mut()) {
+                method.fallback = Some(why.clone());
+            }
+            verdicts.push(verdict);
+        }
+    }
     verdicts.extend(judging.of_duels(outcome));
     verdicts.extend(judging.of_counts(&outcome.all.records));
     verdicts
@@ -68,7 +78,8 @@ impl Judging<'_> {
     fn of_duels(&self, outcome: &RunOutcome) -> Vec<Record> {
         let (run, threshold, run_info) = (self.run, self.threshold, self.run_info);
         let mut verdicts = Vec::new();
-        for (duel, estimates) in run.duels.iter().zip(&outcome.duels.estimates) {
+        let duels = run.duels.iter().zip(&outcome.duels.estimates).zip(&outcome.duels.fell_back);
+        for ((duel, estimates), _) in duels.filter(|(_, fell)| fell.is_none()) {
             let [a, b] = duel.arms;
             let (reference, arm) = (&outcome.all.records[a], &outcome.all.records[b]);
             if reference.kind != Kind::Measurement || arm.kind != Kind::Measurement {

@@ -173,3 +173,28 @@ fn a_duel_whose_processes_disagree_gets_more_of_them_and_a_clear_one_does_not() 
         assert_eq!(r.metrics["iter_time"].n, Some(28), "each arm's record counts the added processes");
     }
 }
+
+#[test]
+fn a_rig_that_cannot_be_set_up_twice_in_one_process_is_compared_in_rounds_and_says_why() {
+    // The loner binds an address named after its process: the second instance of a duel's process fails.
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.loner]\nmatrix = {{ sleep_us = [200, 600] }}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    let out = cmd.assert().success().get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let note = "a second instance of `loner` failed to set up in the process where the first had (binding @";
+    assert!(stderr.contains(note) && stderr.contains("made in rounds instead"), "{stderr}");
+    let (records, _) = sandbox.records("r.jsonl");
+    let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict], "no failure record: {records:?}");
+    for r in &records[..2] {
+        assert_eq!(r.cell.as_ref().unwrap().rounds, Some(3), "each arm in 3 processes of its own");
+    }
+    let verdict = records[2].verdict.clone().unwrap();
+    assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
+    let method = verdict.method.unwrap();
+    assert_eq!((method.mode.as_str(), method.processes), ("rounds", 3));
+    let why = method.fallback.expect("the verdict says why it was not made in one process");
+    assert!(why.starts_with("not in one process: its second instance failed to set up: binding @"), "{why}");
+}
