@@ -79,8 +79,10 @@ def build(package, lib, into=None, spin=None):
     features = []
     if spin is not None:
         env["BENCHHOST_SLOWER_SPIN"] = str(spin)
-        features = ["--features", "slower"]
-    sh(["cargo", "build", "--release", "-p", package] + features, cwd=ROOT, env=env)
+        features = ["--features", f"{package}/slower"]
+    # The whole workspace, as its release build is cached: `-p rig-cache-tier` alone unifies DataFusion's features
+    # differently and rebuilds all of it (~20 min); the feature changes only the rig's own crate.
+    sh(["cargo", "build", "--release", "--workspace"] + features, cwd=ROOT, env=env)
     if into:
         os.makedirs(into, exist_ok=True)
         shutil.copy(os.path.join(TARGET, "release", lib), os.path.join(into, lib))
