@@ -132,12 +132,13 @@ async fn keep_seeded(corpus: Corpus, dir: &Path) -> Result<(), RigError> {
 /// instance); on disk, seeded here (its files' absolute paths are this instance's).
 fn table_of(
     warehouse: &Warehouse,
+    storage: Storage,
     corpus: Corpus,
     ctx: &SetupContext,
     runtime: &Runtime,
 ) -> Result<TableIdent, RigError> {
     let name = table_name(corpus);
-    if warehouse.location.starts_with("memory:") {
+    if storage == Storage::Memory {
         let kept = ctx.seed(&format!("querier-{name}"), |dir| runtime.block_on(keep_seeded(corpus, dir)))?;
         runtime.block_on(snapshot::Kept::read(&kept)?.load(warehouse, name))
     } else {
@@ -188,7 +189,7 @@ impl Rig for Querier {
         let dir = ctx.scratch_dir.join("warehouse");
         std::fs::create_dir_all(&dir)?;
         let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;
-        let ident = table_of(&warehouse, p.shape.corpus(), ctx, &runtime)?;
+        let ident = table_of(&warehouse, p.storage, p.shape.corpus(), ctx, &runtime)?;
         let mut rig = Querier {
             shape: p.shape,
             cache: p.cache,
