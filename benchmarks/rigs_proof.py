@@ -9,8 +9,8 @@ itself at its default ±3% threshold. Release builds, only the project's own too
 Parts (--parts, in this order, each over every cell; every comparison is saved to OUT/proof.json as soon as it
 is finished, and a rerun with the same OUT skips what is there, so a stopped proof resumes):
   builds  the plain library at two paths (OUT/a and OUT/a-copy-at-a-longer-path), and the `slower` one (OUT/b),
-          its spin sized from a plain `--quick` run to ~5% of the cell, measured (the median of three A/B runs)
-          and scaled once when it is off by more than a point.
+          its spin sized from a short plain run to ~5% of the cell, measured (the median of three A/B runs)
+          and, while it is off by more than a point, resized (scaled, then along the secant), four tries at most.
   aa      --comparisons A/A comparisons, alternating which path is this build and which is --against.
   ab      --comparisons A/B comparisons: the slower build against the plain one.
 
@@ -107,21 +107,35 @@ def first_spin(cell, out):
     return max(1, round(0.05 * unit_ns / SPIN_NS))
 
 
+def next_spin(sizing):
+    """The spin to try after the sizing runs so far (each a spin and the slowdown its build measured): scaled
+    from the last one while there is one, then along the line through the two nearest 5% (a spin's effect is
+    not proportional: a short one hides in the workload's stalls)."""
+    if len(sizing) == 1:
+        return max(1, round(sizing[0]["spin"] * 0.05 / sizing[0]["slowdown"]))
+    (s0, d0), (s1, d1) = sorted(((z["spin"], z["slowdown"]) for z in sizing), key=lambda p: abs(p[1] - 0.05))[:2]
+    return max(1, round(s0 + (0.05 - d0) * (s1 - s0) / (d1 - d0))) if d1 != d0 else s0
+
+
 def part_builds(cell, row, args):
+    """The plain build at two paths and the `slower` one, its spin sized in up to three tries (resumed from
+    the row's sizing runs when a proof stopped halfway)."""
     package, lib, _, _, _, _ = CELLS[cell]
     d = dirs(args.out, cell)
     build(package, lib, d["a"])
     os.makedirs(d["a-copy"], exist_ok=True)
     shutil.copy(os.path.join(d["a"], lib), os.path.join(d["a-copy"], lib))
-    spin = first_spin(cell, args.out)
-    for attempt in range(2):
+    sizing = row.setdefault("sizing", [])
+    for z in sizing:
+        z.setdefault("slowdown", statistics.median(r - 1 for r in z["ratios"]))
+    spin = next_spin(sizing) if sizing else first_spin(cell, args.out)
+    while True:
         build(package, lib, d["b"], spin)
         ratios = [run(cell, d["b"], d["a"], args.out)[2]["ratio"] for _ in range(3)]
-        slowdown = statistics.median(abs(r - 1) for r in ratios)
-        row.setdefault("sizing", []).append({"spin": spin, "ratios": ratios})
-        if attempt == 1 or abs(slowdown - 0.05) <= 0.01 or slowdown <= 0:
+        sizing.append({"spin": spin, "ratios": ratios, "slowdown": statistics.median(r - 1 for r in ratios)})
+        if len(sizing) == 4 or abs(sizing[-1]["slowdown"] - 0.05) <= 0.01 or sizing[-1]["slowdown"] <= 0:
             break
-        spin = max(1, round(spin * 0.05 / slowdown))
+        spin = next_spin(sizing)
     build(package, lib)  # the plain build back in target/release
     row["spin"] = spin
 
