@@ -4,14 +4,15 @@
 
 Parts (--parts, in this order, each over every workload; each workload's part is saved to OUT/proof.json as
 soon as it is finished, and a rerun with the same OUT skips what is finished, so a stopped proof resumes):
-  spin        the spin rounds that slow each workload by ~5%, found in place (bisection, each step a paired
-              run of its own); every later part injects exactly that spin.
+  spin        the spin rounds that slow each workload by ~--slowdown (5%), found in place (bisection, each step a
+              paired run of its own); every later part injects exactly that spin.
   estimates   benchhost's estimate next to Criterion's, alternating --pairs times, and the wall time of each
               (benchhost with --target-ci 1% --budget 10s, Criterion with its defaults).
   interleave  --comparisons runs of `benchhost run --interleave` with three arms: the reference, a replica (the
               same code: an A/A comparison) and the reference with the spin (an A/B one). Each run gives one
-              verdict of each, judged by benchhost itself at its default ±3% threshold; wall time per
-              comparison is the run's wall time over its two comparisons.
+              verdict of each, judged by benchhost itself at --threshold (its default, ±3%); wall time per
+              comparison is the run's wall time over its two comparisons. Saved after every run, so a stopped
+              part resumes where it stopped.
   against     the same with two builds: `run --plugin-dir B --against A`, where B is the harness plugin built with
               the `slower` feature (the spin compiled in) and A the plain build; A/A compares A with a copy of
               the same library file at a second path. --comparisons runs of each.
@@ -20,6 +21,7 @@ soon as it is finished, and a rerun with the same OUT skips what is finished, so
 
 usage: python3 benchmarks/harness/proof.py [--parts spin,interleave,against,criterion] [--comparisons 100]
                                            [--trials 20] [--pairs 5] [--pairing alternate]
+                                           [--threshold 3%] [--slowdown 5]
                                            [--workloads noop,copy64k,sort10k,wal] [--out target/proof]
        python3 benchmarks/harness/proof.py --table results/harness-proof.json
 """
@@ -47,12 +49,15 @@ def med(xs):
     return xs[len(xs) // 2] if xs else None
 
 
+THRESHOLD = []  # ["--threshold", "1%"] when --threshold is given: every benchhost run judges at it
+
+
 def benchhost(out, extra):
     """One `benchhost run` of the harness rig; its wall time and records."""
     if os.path.exists(out):
         os.remove(out)
     start = time.monotonic()
-    sh([BH, "run", "--plugin", "harness", "--no-previous", "--out", out] + extra, cwd=ROOT)
+    sh([BH, "run", "--plugin", "harness", "--no-previous", "--out", out] + THRESHOLD + extra, cwd=ROOT)
     return time.monotonic() - start, records(out)
 
 
@@ -70,23 +75,27 @@ def interleaved(workload, out, arms, pairing, rounds=None):
     return wall, time_verdicts(recs)
 
 
-def find_spin(workload, out, pairing):
-    """The spin rounds that slow `workload` by 5%. The effect is not proportional (a short spin hides in a
-    memory-bound workload's stalls, then it climbs steeply), so: double from 1 round until the slowdown passes
-    5%, then bisect, each step a paired run of its own."""
+def spin_key(args):
+    return f"spin_rounds_for_{args.slowdown:g}pct"
+
+
+def find_spin(workload, out, pairing, target):
+    """The spin rounds that slow `workload` by `target` (0.05: 5%). The effect is not proportional (a short spin
+    hides in a memory-bound workload's stalls, then it climbs steeply), so: double from 1 round until the
+    slowdown passes the target, then bisect, each step a paired run of its own."""
 
     def slowdown(rounds):
         arms = ["params = { spin_rounds = 0 }", f"params = {{ spin_rounds = {rounds} }}"]
         return interleaved(workload, out, arms, pairing)[1][0]["verdict"]["ratio"] - 1
 
     lo, hi = 0, 1
-    while slowdown(hi) < 0.05 and hi < 1_000_000_000:
+    while slowdown(hi) < target and hi < 1_000_000_000:
         lo, hi = hi, hi * 2
     for _ in range(6):
         if hi - lo <= 1:
             break
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if slowdown(mid) < 0.05 else (lo, mid)
+        lo, hi = (mid, hi) if slowdown(mid) < target else (lo, mid)
     return hi
 
 
@@ -106,10 +115,12 @@ def tally_processes(verdicts):
 def summary(aa, ab, walls):
     half = lambda v: (v["verdict"]["ci95"][1] - v["verdict"]["ci95"][0]) / 2 if v["verdict"].get("ci95") else None
     return {
+        "threshold": THRESHOLD[1] if THRESHOLD else "3%",
         "aa": tally(aa),
         "ab": tally(ab),
         "ab_ratio": med([v["verdict"]["ratio"] for v in ab if v["verdict"].get("ratio")]),
         "aa_ci_half_width": med([h for h in map(half, aa) if h is not None]),
+        "aa_detectable": med([v["verdict"]["detectable"] for v in aa if v["verdict"].get("detectable")]),
         "wall_per_comparison": med(walls),
         "wall_max": max(walls) if walls else None,
         "method": (aa or ab or [{"verdict": {}}])[0]["verdict"].get("method"),
@@ -121,14 +132,24 @@ def summary(aa, ab, walls):
     }
 
 
-def part_interleave(w, row, args):
-    arms = ["matrix = { replica = [0, 1] }", f"params = {{ spin_rounds = {row['spin_rounds_for_5pct']} }}"]
-    aa, ab, walls = [], [], []
-    for _ in range(args.comparisons):
+def kept(v):
+    """What the summary reads of a verdict record, small enough to save after every run."""
+    keys = ["decision", "ratio", "ci95", "detectable", "method"]
+    return {"variant": v["variant"], "verdict": {k: v["verdict"].get(k) for k in keys}}
+
+
+def part_interleave(w, row, args, save):
+    arms = ["matrix = { replica = [0, 1] }", f"params = {{ spin_rounds = {row[spin_key(args)]} }}"]
+    # Progress is saved in the row after every run and dropped when the part is finished.
+    done = row.setdefault("interleave_runs", {"aa": [], "ab": [], "walls": []})
+    aa, ab, walls = done["aa"], done["ab"], done["walls"]
+    while len(walls) < args.comparisons:
         wall, verdicts = interleaved(w, args.out, arms, args.pairing)
         walls.append(wall / max(1, len(verdicts)))
         for v in verdicts:
-            (ab if v["variant"]["spin_rounds"] else aa).append(v)
+            (ab if v["variant"]["spin_rounds"] else aa).append(kept(v))
+        save()
+    del row["interleave_runs"]
     return summary(aa, ab, walls)
 
 
@@ -142,21 +163,21 @@ def build_slower(spin, into):
     sh(["cargo", "build", "--release", "-p", "rig-harness"], cwd=ROOT)
 
 
-def part_against(w, row, args):
+def part_against(w, row, args, save):
     dirs = {name: os.path.join(args.out, f"build-{name}") for name in ["a", "a-copy", "b"]}
     for name in ["a", "a-copy"]:
         os.makedirs(dirs[name], exist_ok=True)
         shutil.copy(LIB, os.path.join(dirs[name], "librig_harness.so"))
     # A spin compiled in does not slow the workload exactly as the same spin passed as a parameter does (code
-    # layout): measure the built one (the median of three runs) and, when it is off by more than half a
-    # percent, scale it once.
-    spin = row["spin_rounds_for_5pct"]
+    # layout): measure the built one (the median of three runs) and, when it is off by more than a tenth of
+    # the target, scale it once.
+    spin, target = row[spin_key(args)], args.slowdown / 100
     build_slower(spin, dirs["b"])
     extra = ["--plugin-dir", dirs["b"], "--against", dirs["a"], "--set", f"workload={w}", "--pairing", args.pairing]
     slowdown = med([time_verdicts(benchhost(os.path.join(args.out, "against.jsonl"), extra)[1])[0]["verdict"]["ratio"]
                     for _ in range(3)]) - 1
-    if abs(slowdown - 0.05) > 0.005 and slowdown > 0:
-        spin = max(1, round(spin * 0.05 / slowdown))
+    if abs(slowdown - target) > target / 10 and slowdown > 0:
+        spin = max(1, round(spin * target / slowdown))
         build_slower(spin, dirs["b"])
     row["built_in_spin"] = spin
     aa, ab, walls = [], [], []
@@ -193,13 +214,13 @@ def criterion(bench_bin, workload, home, spin, baseline_flag):
     return wall, verdict
 
 
-def part_criterion(w, row, args):
+def part_criterion(w, row, args, save):
     bench_bin = criterion_bin()
     home = os.path.join(args.out, "criterion")
     aa, ab, walls = {}, {}, []
     for _ in range(args.trials):
         saved, _ = criterion(bench_bin, w, home, 0, ["--save-baseline", "proof"])
-        for spin, counts in [(0, aa), (row["spin_rounds_for_5pct"], ab)]:
+        for spin, counts in [(0, aa), (row[spin_key(args)], ab)]:
             wall, verdict = criterion(bench_bin, w, home, spin, ["--baseline", "proof"])
             counts[verdict] = counts.get(verdict, 0) + 1
             # A comparison costs the saved run and the compared one.
@@ -207,7 +228,7 @@ def part_criterion(w, row, args):
     return {"aa": aa, "ab": ab, "wall_per_comparison": med(walls)}
 
 
-def part_estimates(w, row, args):
+def part_estimates(w, row, args, save):
     bench_bin = criterion_bin()
     est = {"ratios": [], "bh_wall": [], "bh_stop": [], "bh_ns": [], "cr_wall": [], "cr_ns": []}
     for _ in range(args.pairs):
@@ -239,6 +260,8 @@ def main():
     p.add_argument("--trials", type=int, default=20, help="Criterion trials per workload")
     p.add_argument("--pairs", type=int, default=5, help="estimate pairs per workload")
     p.add_argument("--pairing", default="alternate", help="benchhost's --pairing for interleave and against")
+    p.add_argument("--threshold", help="benchhost's --threshold for every comparison (its default: 3%%)")
+    p.add_argument("--slowdown", type=float, default=5, help="the A/B slowdown the spin is sized to, in %%")
     p.add_argument("--out", default=os.path.join(TARGET, "proof"))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--table", metavar="PROOF_JSON", help="only print the table of an earlier run's proof.json")
@@ -246,6 +269,8 @@ def main():
     if args.table:
         with open(args.table) as f:
             return table(json.load(f))
+    if args.threshold:
+        THRESHOLD[:] = ["--threshold", args.threshold]
     os.makedirs(args.out, exist_ok=True)
     sh(["cargo", "build", "--release", "-p", "benchhost", "-p", "rig-harness"], cwd=ROOT)
     path = os.path.join(args.out, "proof.json")
@@ -254,8 +279,8 @@ def main():
     save = lambda: json.dump(results, open(path, "w"), indent=1)
     for w in workloads:
         row = results.setdefault(w, {})
-        if "spin" in parts or "spin_rounds_for_5pct" not in row:
-            row["spin_rounds_for_5pct"] = find_spin(w, args.out, args.pairing)
+        if "spin" in parts or spin_key(args) not in row:
+            row[spin_key(args)] = find_spin(w, args.out, args.pairing, args.slowdown / 100)
             save()
     # Part by part, so that a proof stopped halfway has whole parts; a part already finished with the same
     # number of comparisons is kept, which is how a stopped proof resumes.
@@ -264,7 +289,7 @@ def main():
             row = results[w]
             if finished(row.get(part), args.trials if part == "criterion" else args.comparisons):
                 continue
-            row[part] = PARTS[part](w, row, args)
+            row[part] = PARTS[part](w, row, args, save)
             row[part]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             save()
             print(w, part, json.dumps(row[part]), file=sys.stderr, flush=True)
@@ -289,6 +314,8 @@ def table(results):
                 used = sorted(int(n) for n in r.get("processes", {})) or [r["method"]["processes"]]
                 span = f"{used[0]}" if used[0] == used[-1] else f"{used[0]}-{used[-1]}"
                 label += f" ({r['method']['mode']}, {span} processes)"
+            if r.get("threshold", "3%") != "3%":
+                label += f" at --threshold {r['threshold']}"
             aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
             alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
             ratio = f"+{100 * (r['ab_ratio'] - 1):.1f}%" if r.get("ab_ratio") else "–"
