@@ -25,6 +25,8 @@
 //! - **A verdict**: the rule is `analysis/decision.rs`; against a baseline or the stream `analysis/compare.rs`;
 //!   of interleaved rounds `analysis/rounds.rs`; of a duel `analysis/duel.rs`; a run's paired verdicts are
 //!   assembled by `run/verdicts.rs` and judged (exit code, threshold) by `cli/judging.rs`.
+//! - **A change point** (`benchhost trend`): the history is read by `benchhost_record::nightly`, scanned by
+//!   `analysis/change_points.rs`, printed and gated by `cli/trend.rs`.
 
 mod analysis;
 mod child;

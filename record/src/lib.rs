@@ -25,6 +25,7 @@ pub mod baseline;
 pub mod fold;
 pub mod history;
 pub mod merge;
+pub mod nightly;
 pub mod reader;
 pub mod scan;
 pub mod sink;

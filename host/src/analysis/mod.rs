@@ -1,7 +1,8 @@
 //! Conclusions drawn from records: verdicts against a baseline, between interleaved arms or builds, and this
-//! host's noise floor. Pure: records in, verdict records out.
+//! host's noise floor; the change points of a nightly history. Pure: records in, verdicts and change points out.
 
 pub(crate) mod calibrate;
+pub(crate) mod change_points;
 pub(crate) mod compare;
 pub(crate) mod decision;
 pub(crate) mod duel;

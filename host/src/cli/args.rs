@@ -216,18 +216,25 @@ pub(crate) struct CalibrateArgs {
     pub(crate) out: PathBuf,
 }
 
+/// Records read from a warehouse besides the files (`report`, `trend`).
 #[derive(Debug, Args)]
-pub(crate) struct ReportArgs {
-    /// Results files (JSON lines, schema 1).
-    #[arg(required_unless_present = "warehouse")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Also report the records of this warehouse (see `benchhost publish`): a directory, or a PostgreSQL
+pub(crate) struct WarehouseSource {
+    /// Also read the records of this warehouse (see `benchhost publish`): a directory, or a PostgreSQL
     /// catalog URI with --storage.
     #[arg(long, value_name = "DIR|URI")]
     pub(crate) warehouse: Option<String>,
     /// The data location of a PostgreSQL catalog: s3://BUCKET/PREFIX.
     #[arg(long, value_name = "s3://BUCKET/PREFIX", requires = "warehouse")]
     pub(crate) storage: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// Results files (JSON lines, schema 1).
+    #[arg(required_unless_present = "warehouse")]
+    pub(crate) files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) source: WarehouseSource,
     /// md, csv, json, gab, bmf or html.
     #[arg(long, value_name = "FORMAT")]
     pub(crate) format: Format,
@@ -237,6 +244,28 @@ pub(crate) struct ReportArgs {
     /// Noise threshold of the md report's "vs previous run".
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
     pub(crate) threshold: f64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrendArgs {
+    /// Results files (JSON lines, schema 1), then optionally a FILTER: a regex on `bench k=v ...` (the last
+    /// word, when it is not a file).
+    #[arg(value_name = "FILE... [FILTER]", required_unless_present = "warehouse")]
+    pub(crate) inputs: Vec<String>,
+    #[command(flatten)]
+    pub(crate) source: WarehouseSource,
+    /// Only this metric.
+    #[arg(long, value_name = "M")]
+    pub(crate) metric: Option<String>,
+    /// Print `{"change_points": [...], "series": [...]}` instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Exit 1 when a series' newest change point is a regression starting within the last --within runs.
+    #[arg(long, value_name = "regression", value_parser = ["regression"])]
+    pub(crate) fail_on: Option<String>,
+    /// Runs counted as recent by --fail-on.
+    #[arg(long, value_name = "K", default_value = "5")]
+    pub(crate) within: usize,
 }
 
 /// The formats of `benchhost report` (plain comments on the variants: doc comments would turn `--help`'s

@@ -26,6 +26,12 @@ pub const COMPARE: &str = "Examples:
   benchhost compare old.jsonl new.jsonl --threshold 5% --out verdicts.jsonl
   benchhost compare old.jsonl new.jsonl --json";
 
+/// `benchhost trend`.
+pub const TREND: &str = "Examples:
+  benchhost trend results/nightly.jsonl
+  benchhost trend results/nightly.jsonl 'querier.*cache=warm' --metric query_time --json
+  benchhost trend --warehouse warehouse/ --fail-on regression --within 3   # the nightly gate";
+
 /// `benchhost calibrate`.
 pub const CALIBRATE: &str = "Examples:
   benchhost calibrate --plugin wal --rounds 10

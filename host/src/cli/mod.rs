@@ -15,6 +15,7 @@ mod run_matrix;
 mod scaffold;
 mod shell;
 mod streamed;
+mod trend;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,6 +87,10 @@ pub(crate) enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Find where each series' history changed: change points in run order, with their run, commit, size and
+    /// direction (--fail-on regression: the nightly gate).
+    #[command(after_help = crate::cli::examples::TREND)]
+    Trend(TrendArgs),
     /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
     #[command(after_help = crate::cli::examples::VERIFY)]
     Verify {
@@ -259,6 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(Import::Criterion { dir, out }) => import_criterion(&dir, &out),
         Command::Report(args) => report_files(&args),
         Command::Show { files, all } => show(&files, all),
+        Command::Trend(args) => crate::cli::trend::trend(&args),
         Command::Verify { files } => verify(&files),
         Command::Publish { args } => crate::cli::delegate::run("publish", &args),
         Command::Query { args } => crate::cli::delegate::run("query", &args),

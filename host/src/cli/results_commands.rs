@@ -44,7 +44,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     let mut files = args.files.clone();
     // A fresh file of a random name (deleted when dropped): no predictable path in a shared /tmp.
     let mut scratch = None;
-    if let Some(warehouse) = &args.warehouse {
+    if let Some(warehouse) = &args.source.warehouse {
         let file = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
         // A report of the newest runs needs the newest records of each series only.
         let newest = match args.format {
@@ -52,7 +52,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
             Format::Bmf | Format::Gab => Some(1),
             Format::Csv | Format::Json | Format::Html => None,
         };
-        crate::cli::delegate::export(warehouse, args.storage.as_deref(), file.path(), newest)?;
+        crate::cli::delegate::export(warehouse, args.source.storage.as_deref(), file.path(), newest)?;
         files.push(file.path().to_owned());
         scratch = Some(file);
     }

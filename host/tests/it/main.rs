@@ -24,5 +24,6 @@ mod kill;
 mod lakehouse;
 mod pairing;
 mod shard;
+mod trend;
 mod trust;
 mod verify;

@@ -1,0 +1,222 @@
+//! `benchhost trend`: the change points of every series' history (see `analysis::change_points`), as a table
+//! or JSON, and the nightly gate: exit 1 when a series' newest change point is a regression that started
+//! within the last K runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use regex::Regex;
+use serde_json::{Value, json};
+
+use crate::analysis::change_points::{self, ChangePoint, Night};
+use crate::cli::args::TrendArgs;
+use crate::report::format::plain;
+use crate::run::output::print;
+use benchhost_record::nightly::{Nightly, NightlyKey, Series};
+
+/// One series' outcome: its change points, or why it has none.
+struct Found {
+    key: NightlyKey,
+    series: Series,
+    points: Result<Vec<ChangePoint>, change_points::TooShort>,
+}
+
+pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
+    let (files, filter) = files_and_filter(&args.inputs, args.source.warehouse.is_some())?;
+    let mut nightly = Nightly::default();
+    for file in &files {
+        nightly.read(file)?;
+    }
+    if let Some(warehouse) = &args.source.warehouse {
+        // A fresh file of a random name, deleted when dropped (as `report --warehouse` does).
+        let file = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
+        crate::cli::delegate::export(warehouse, args.source.storage.as_deref(), file.path(), None)?;
+        nightly.read(file.path())?;
+    }
+    let found: Vec<Found> = nightly
+        .into_sorted()
+        .into_iter()
+        .filter(|(key, _)| args.metric.as_ref().is_none_or(|m| *m == key.metric))
+        .filter(|(key, _)| filter.as_ref().is_none_or(|f| f.is_match(&label(key))))
+        .map(|(key, series)| {
+            let nights: Vec<Night> = series.points.iter().map(night).collect();
+            Found { points: change_points::change_points(&nights), key, series }
+        })
+        .collect();
+    if found.is_empty() {
+        bail!("no series matched{}", filter.map(|f| format!(" `{f}`")).unwrap_or_default());
+    }
+    let gated: Vec<&Found> = found.iter().filter(|f| args.fail_on.is_some() && gates(f, args.within)).collect();
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&as_json(&found))?)
+    } else {
+        table(&found, args.within)
+    };
+    print(&text)?;
+    for f in &gated {
+        eprintln!("regression within the last {} runs: {}", args.within, label(&f.key));
+    }
+    Ok(if gated.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The positional words: results files, and as the last one a FILTER (a regex on `bench k=v ...`) when it is
+/// not a file; with a warehouse, a single word is the FILTER.
+fn files_and_filter(inputs: &[String], warehouse: bool) -> Result<(Vec<PathBuf>, Option<Regex>)> {
+    let mut files: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
+    let last_is_filter = files.last().is_some_and(|p| !p.exists()) && (warehouse || files.len() > 1);
+    let filter = match last_is_filter {
+        true => {
+            let text = inputs.last().expect("a last word");
+            files.pop();
+            Some(Regex::new(text).map_err(|e| anyhow::anyhow!("FILTER `{text}` is not a regular expression: {e}"))?)
+        }
+        false => None,
+    };
+    if let Some(missing) = files.iter().find(|p| !p.exists()) {
+        bail!("{}: no such results file", missing.display());
+    }
+    if files.is_empty() && !warehouse {
+        bail!("give results files (or --warehouse DIR|URI) to read the history from");
+    }
+    Ok((files, filter))
+}
+
+/// A night as the method reads it: the log of its value, the standard error of that from its CI95.
+fn night(point: &benchhost_record::nightly::Point) -> Night {
+    let log_se =
+        point.ci95.filter(|[lo, hi]| *lo > 0.0 && *hi > *lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
+    Night { log_value: point.value.max(f64::MIN_POSITIVE).ln(), log_se, doubtful: point.doubtful || point.value <= 0.0 }
+}
+
+/// `bench k=v k=v`, as `run FILTER` sees a cell.
+fn label(key: &NightlyKey) -> String {
+    let variant: BTreeMap<String, Value> = serde_json::from_str(&key.variant).unwrap_or_default();
+    let params: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+    format!("{} {}", key.bench, params.join(" ")).trim_end().to_string()
+}
+
+/// Whether the change made the metric worse.
+fn regression(point: &ChangePoint, series: &Series) -> bool {
+    (point.ratio > 1.0) != series.higher_is_better
+}
+
+/// The gate: the series' newest change point is a regression starting within the last `within` runs.
+fn gates(found: &Found, within: usize) -> bool {
+    matches!(&found.points, Ok(points) if points.last().is_some_and(|p| starts_recently_worse(p, found, within)))
+}
+
+/// A regression whose first night is among the series' last `within`.
+fn starts_recently_worse(point: &ChangePoint, found: &Found, within: usize) -> bool {
+    regression(point, &found.series) && point.index + within >= found.series.points.len()
+}
+
+fn direction(point: &ChangePoint, series: &Series) -> &'static str {
+    if regression(point, series) { "regression" } else { "improvement" }
+}
+
+fn table(found: &[Found], within: usize) -> String {
+    let mut out = String::new();
+    let (mut points, mut short, mut recent) = (0, Vec::new(), 0);
+    for f in found {
+        match &f.points {
+            Err(why) => short.push(format!("{} ({}, {}): {why}", label(&f.key), f.key.metric, f.key.machine)),
+            Ok(found_points) if found_points.is_empty() => {}
+            Ok(found_points) => {
+                out += &format!(
+                    "{} · {} · {} nights on {}\n",
+                    label(&f.key),
+                    f.key.metric,
+                    f.series.points.len(),
+                    f.key.machine
+                );
+                for p in found_points {
+                    let at = &f.series.points[p.index];
+                    points += 1;
+                    recent += usize::from(starts_recently_worse(p, f, within));
+                    out += &format!(
+                        "  night {} (run {}, commit {}): x{:.4} [{:.4}, {:.4}], p {:.1e}, {}{}\n",
+                        p.index,
+                        at.run.id.as_deref().unwrap_or("-"),
+                        at.run.commit.as_deref().unwrap_or("-"),
+                        p.ratio,
+                        p.ci95[0],
+                        p.ci95[1],
+                        p.p,
+                        direction(p, &f.series),
+                        if p.provisional { " (provisional)" } else { "" }
+                    );
+                }
+            }
+        }
+    }
+    out += &format!(
+        "{} series, {points} change points ({recent} regressions starting within the last {within} runs); a \
+         provisional one may still move or vanish, until {} nights follow it\n",
+        found.len(),
+        change_points::SETTLED_AFTER
+    );
+    for line in &short {
+        out += &format!("  no change points for {line}\n");
+    }
+    out
+}
+
+fn as_json(found: &[Found]) -> Value {
+    let mut points = Vec::new();
+    let mut series = Vec::new();
+    for f in found {
+        let variant: Value = serde_json::from_str(&f.key.variant).unwrap_or(Value::Null);
+        let base = json!({"bench": f.key.bench, "variant": variant, "metric": f.key.metric, "machine": f.key.machine});
+        let mut entry = base.clone();
+        entry["nights"] = json!(f.series.points.len());
+        match &f.points {
+            Err(why) => entry["reason"] = json!(why.to_string()),
+            Ok(found_points) => {
+                entry["change_points"] = json!(found_points.len());
+                for p in found_points {
+                    let at = &f.series.points[p.index];
+                    let mut point = base.clone();
+                    for (k, v) in [
+                        ("index", json!(p.index)),
+                        ("run", json!(at.run.id)),
+                        ("commit", json!(at.run.commit)),
+                        ("ratio", json!(p.ratio)),
+                        ("ci95", json!(p.ci95)),
+                        ("p", json!(p.p)),
+                        ("direction", json!(if regression(p, &f.series) { "bad" } else { "good" })),
+                        ("provisional", json!(p.provisional)),
+                    ] {
+                        point[k] = v;
+                    }
+                    points.push(point);
+                }
+            }
+        }
+        series.push(entry);
+    }
+    json!({"change_points": points, "series": series})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_word_is_the_filter_when_it_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.jsonl");
+        std::fs::write(&file, "").unwrap();
+        let path = file.display().to_string();
+        let (files, filter) = files_and_filter(&[path.clone(), "wal.*lz4".into()], false).unwrap();
+        assert_eq!((files, filter.map(|f| f.to_string())), (vec![file.clone()], Some("wal.*lz4".to_string())));
+        assert_eq!(files_and_filter(std::slice::from_ref(&path), false).unwrap().1.map(|f| f.to_string()), None);
+        let (files, filter) = files_and_filter(&["querier".into()], true).unwrap();
+        assert_eq!((files.len(), filter.map(|f| f.to_string())), (0, Some("querier".to_string())));
+        let err = files_and_filter(&["missing.jsonl".into()], false).unwrap_err().to_string();
+        assert_eq!(err, "missing.jsonl: no such results file");
+        let err = files_and_filter(&[path, "(".into()], false).unwrap_err().to_string();
+        assert!(err.starts_with("FILTER `(` is not a regular expression"), "{err}");
+    }
+}

@@ -1,0 +1,84 @@
+//! `benchhost trend` as a nightly job meets it: where each series' history changed, in JSON and as a gate.
+
+use crate::support::Sandbox;
+use serde_json::Value;
+
+/// Night `i` of a series: `level` with ~2% of deterministic noise (uniform, from a multiplicative hash).
+fn noisy(level: f64, i: u64) -> f64 {
+    let u = (i.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0 - 0.5;
+    level * (1.0 + 0.07 * u)
+}
+
+fn line(bench: &str, host: &str, night: u64, metric: &str, higher: bool, value: f64) -> String {
+    format!(
+        r#"{{"schema":1,"bench":"{bench}","kind":"measurement","run":{{"ts_ms":{},"id":"n{night}","commit":"{night:0>12}","host":"{host}","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"}},"variant":{{"rows":1000}},"metrics":{{"{metric}":{{"value":{value},"unit":"ns","higher_is_better":{higher}}}}}}}"#,
+        1_000_000 + night * 86_400_000
+    ) + "\n"
+}
+
+/// wal: 200 nights, 8% slower from night 120. querier: 200 nights, 8% fewer records/s from night 195. A
+/// 7-night series, and wal's last 20 nights again on another machine.
+fn history(sandbox: &Sandbox) {
+    let mut text = String::new();
+    for night in 0..200 {
+        text +=
+            &line("wal", "h", night, "roundtrip_time", false, noisy(if night < 120 { 100.0 } else { 108.0 }, night));
+        text += &line(
+            "querier",
+            "h",
+            night,
+            "records_per_s",
+            true,
+            noisy(if night < 195 { 1e6 } else { 0.92e6 }, night + 7),
+        );
+    }
+    for night in 0..7 {
+        text += &line("ingest", "h", night, "request_time", false, noisy(50.0, night));
+    }
+    for night in 180..200 {
+        text += &line("wal", "other", night, "roundtrip_time", false, noisy(90.0, night));
+    }
+    sandbox.write("nightly.jsonl", &text);
+}
+
+#[test]
+fn trend_finds_each_change_with_its_run_and_direction_and_gates_on_a_recent_regression() {
+    let sandbox = Sandbox::new();
+    history(&sandbox);
+    let out = sandbox.cmd().args(["trend", "nightly.jsonl", "--json"]).assert().success();
+    let json: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let points = json["change_points"].as_array().unwrap();
+    let found: Vec<(&str, &str)> =
+        points.iter().map(|p| (p["bench"].as_str().unwrap(), p["direction"].as_str().unwrap())).collect();
+    assert_eq!(found, [("querier", "bad"), ("wal", "bad")], "{points:?}");
+    let (querier, wal) = (&points[0], &points[1]);
+    let index = wal["index"].as_u64().unwrap();
+    assert!((119..=121).contains(&index), "{wal}");
+    assert_eq!(wal["run"], format!("n{index}"));
+    assert_eq!(wal["commit"], format!("{index:0>12}"));
+    assert!((wal["ratio"].as_f64().unwrap() - 1.08).abs() < 0.02, "{wal}");
+    assert_eq!((wal["provisional"].as_bool(), querier["provisional"].as_bool()), (Some(false), Some(true)));
+    assert!(querier["ratio"].as_f64().unwrap() < 0.95 && querier["p"].as_f64().unwrap() < 1e-3, "{querier}");
+    assert_eq!(wal["variant"]["rows"], 1000);
+
+    // Every series is listed; the short one says why it has none; the other machine is a series of its own.
+    let series = json["series"].as_array().unwrap();
+    let listed: Vec<(&str, &str)> =
+        series.iter().map(|s| (s["bench"].as_str().unwrap(), s["machine"].as_str().unwrap())).collect();
+    assert_eq!(listed, [("ingest", "h / c"), ("querier", "h / c"), ("wal", "h / c"), ("wal", "other / c")]);
+    assert_eq!(series[0]["reason"], "7 usable nights, fewer than the 10 the method needs");
+    assert_eq!((series[2]["nights"].as_u64(), series[3]["nights"].as_u64()), (Some(200), Some(20)));
+
+    // The gate: querier's regression started within the last 8 runs, wal's did not.
+    let gate =
+        sandbox.cmd().args(["trend", "nightly.jsonl", "--fail-on", "regression", "--within", "8"]).assert().code(1);
+    let stderr = String::from_utf8_lossy(&gate.get_output().stderr).into_owned();
+    assert!(stderr.contains("regression within the last 8 runs: querier rows=1000"), "{stderr}");
+    let text = String::from_utf8_lossy(&gate.get_output().stdout).into_owned();
+    assert!(text.contains(&format!("night {index} (run n{index}, commit {index:0>12}): x1.0")), "{text}");
+    let args = ["trend", "nightly.jsonl", "wal", "--fail-on", "regression", "--within", "8"];
+    sandbox.cmd().args(args).assert().success();
+
+    let missing = sandbox.cmd().args(["trend", "nightly.jsonl", "--metric", "nosuch"]).assert().failure();
+    assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no series matched"));
+}

@@ -1,0 +1,60 @@
+use super::*;
+
+/// A measurement line of bench `b` at `ts` on `host`, metric `m` = `value`, with a steal of `steal` percent.
+fn line(ts: u64, run: &str, host: &str, value: f64, steal: f64) -> String {
+    format!(
+        r#"{{"schema":1,"bench":"b","kind":"measurement","run":{{"ts_ms":{ts},"id":"{run}","commit":"c{run}","host":"{host}","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"}},"variant":{{"a":1}},"metrics":{{"m":{{"value":{value},"unit":"ns","higher_is_better":false,"ci95":[{},{}]}}}},"cell":{{"index":0,"warmup_ns":0,"warmup_iterations":0,"samples":1,"wall_ms":1,"conditions":{{"steal_percent":{steal},"host_debug":false}}}}}}"#,
+        value * 0.99,
+        value * 1.01
+    )
+}
+
+fn read(text: &str) -> BTreeMap<NightlyKey, Series> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let mut nightly = Nightly::default();
+    nightly.read(&path).unwrap();
+    nightly.into_sorted()
+}
+
+#[test]
+fn values_come_in_run_order_per_series_and_machine_with_their_doubts() {
+    let failure = r#"{"schema":1,"bench":"b","kind":"failure","run":{"ts_ms":5,"host":"h","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"},"variant":{"a":1},"metrics":{},"failure":{"cause":"panic","message":"boom"}}"#;
+    let text = [
+        line(30, "r3", "h", 3.0, 0.5),
+        line(10, "r1", "h", 1.0, 0.5),
+        failure.to_string(),
+        line(20, "r2", "h", 2.0, 9.0),
+        line(20, "r2", "h", 2.0, 9.0),
+        line(40, "r4", "other", 4.0, 0.5),
+        line(50, "r5", "h", 5.0, 0.5)[..60].to_string(),
+    ]
+    .join("\n");
+    let series = read(&text);
+    let keys: Vec<String> =
+        series.keys().map(|k| format!("{} {} {} {}", k.bench, k.variant, k.metric, k.machine)).collect();
+    assert_eq!(keys, [r#"b {"a":1} m h / c"#, r#"b {"a":1} m other / c"#]);
+    let here = &series.values().next().unwrap();
+    assert!(!here.higher_is_better);
+    let seen: Vec<(f64, bool, Option<&str>, Option<&str>)> =
+        here.points.iter().map(|p| (p.value, p.doubtful, p.run.id.as_deref(), p.run.commit.as_deref())).collect();
+    assert_eq!(
+        seen,
+        [
+            (1.0, false, Some("r1"), Some("cr1")),
+            (2.0, true, Some("r2"), Some("cr2")),
+            (3.0, false, Some("r3"), Some("cr3"))
+        ]
+    );
+    assert_eq!(here.points[0].ci95, Some([0.99, 1.01]));
+}
+
+#[test]
+fn a_stream_of_nothing_readable_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("junk.jsonl");
+    std::fs::write(&path, "not json\n").unwrap();
+    let err = Nightly::default().read(&path).unwrap_err().to_string();
+    assert!(err.contains("holds no readable record"), "{err}");
+}
