@@ -22,6 +22,10 @@
 //! Measured on the corpus of `benchmarks/trend` (see results/README.md): at 2% noise, steps of 3% and more
 //! found at the right night +-2 in 45 of 46, 0.02 false change points per 1,000 step-free nights.
 
+use std::collections::BTreeMap;
+
+use benchhost_record::nightly::{NightlyKey, Point, Series};
+
 /// Nights on each side of a candidate, at most.
 pub const WINDOW: usize = 30;
 /// Nights on each side of a candidate, at least (fewer: no candidate there).
@@ -73,6 +77,54 @@ impl std::fmt::Display for TooShort {
             TooShort::Nights(have, need) => write!(f, "{have} usable nights, fewer than the {need} the method needs"),
         }
     }
+}
+
+/// One series' history and what the scan found in it.
+#[derive(Debug)]
+pub struct SeriesChanges {
+    /// The series.
+    pub key: NightlyKey,
+    /// Its values in run order.
+    pub series: Series,
+    /// Its change points, or why it has none.
+    pub points: Result<Vec<ChangePoint>, TooShort>,
+}
+
+impl SeriesChanges {
+    /// Whether the change at `point` made the metric worse.
+    pub fn regression(&self, point: &ChangePoint) -> bool {
+        (point.ratio > 1.0) != self.series.higher_is_better
+    }
+
+    /// Whether `point` is a regression whose first night is among the series' last `within`.
+    pub fn recent_regression(&self, point: &ChangePoint, within: usize) -> bool {
+        self.regression(point) && point.index + within >= self.series.points.len()
+    }
+
+    /// The nightly gate: the series' newest change point is a regression starting within the last `within` runs.
+    pub fn gates(&self, within: usize) -> bool {
+        matches!(&self.points, Ok(points) if points.last().is_some_and(|p| self.recent_regression(p, within)))
+    }
+}
+
+/// The change points of every series of a history that `keep` keeps.
+pub fn of_history(history: BTreeMap<NightlyKey, Series>, keep: impl Fn(&NightlyKey) -> bool) -> Vec<SeriesChanges> {
+    history
+        .into_iter()
+        .filter(|(key, _)| keep(key))
+        .map(|(key, series)| {
+            let nights: Vec<Night> = series.points.iter().map(night).collect();
+            SeriesChanges { points: change_points(&nights), key, series }
+        })
+        .collect()
+}
+
+/// A value as the scan reads it: its log, the standard error of that from its CI95, and its doubts (a value
+/// of 0 or below has no log: doubtful).
+fn night(point: &Point) -> Night {
+    let log_se =
+        point.ci95.filter(|[lo, hi]| *lo > 0.0 && *hi > *lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
+    Night { log_value: point.value.max(f64::MIN_POSITIVE).ln(), log_se, doubtful: point.doubtful || point.value <= 0.0 }
 }
 
 /// The change points of `nights` (in run order), or why there can be none.

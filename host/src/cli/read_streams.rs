@@ -1,6 +1,7 @@
 //! Reading results streams for the commands: one pass per file, in bounded memory. What a command keeps is
 //! what its output needs (the newest records of each series, the calibrations), never every record.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -8,6 +9,7 @@ use anyhow::Result;
 use crate::analysis::calibrate;
 use benchhost_record::Record;
 use benchhost_record::history::{History, Needs};
+use benchhost_record::nightly::{Nightly, NightlyKey, Series};
 use benchhost_record::reader;
 use benchhost_record::scan::{Scanned, scan};
 
@@ -19,6 +21,16 @@ pub(crate) fn history(files: &[PathBuf], needs: Needs) -> Result<History> {
         history.read(file)?;
     }
     Ok(history)
+}
+
+/// Every measured value of `files`, per series in run order (see [`Nightly`]): the history change points
+/// are found in.
+pub(crate) fn nightly(files: &[PathBuf]) -> Result<BTreeMap<NightlyKey, Series>> {
+    let mut nightly = Nightly::default();
+    for file in files {
+        nightly.read(file)?;
+    }
+    Ok(nightly.into_sorted())
 }
 
 /// The newest `n` measurement or failure records of each series in `files` (and the newest verdicts per

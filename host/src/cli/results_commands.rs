@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
+use crate::analysis::change_points;
 use crate::cli::args::{Format, ReportArgs};
 use crate::cli::read_streams;
 use crate::cli::streamed::{self, Output};
@@ -67,8 +68,20 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         // What these formats say is the newest run of each series, against the one before for md.
-        Format::Md => export::markdown(&read_streams::newest(&files, 2)?, args.threshold),
-        Format::Html => html::page(&read_streams::history(&files, html::NEEDS)?),
+        // The newest runs, then where the history of the files changed (a warehouse's export here holds
+        // only its newest runs: `trend --warehouse` reads all of it).
+        Format::Md => {
+            let changes = change_points::of_history(read_streams::nightly(&args.files)?, |_| true);
+            let section = match report::trend::markdown(&changes) {
+                text if text.is_empty() => text,
+                text => format!("\n{text}"),
+            };
+            export::markdown(&read_streams::newest(&files, 2)?, args.threshold) + &section
+        }
+        Format::Html => {
+            let changes = change_points::of_history(read_streams::nightly(&files)?, |_| true);
+            html::page(&read_streams::history(&files, html::NEEDS)?, &changes)
+        }
         Format::Bmf | Format::Gab => {
             let records = read_streams::newest(&files, 1)?;
             warn_failed(&records, args.format);

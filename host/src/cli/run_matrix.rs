@@ -203,7 +203,7 @@ fn export_records(args: &RunArgs, records: &[Record], verdicts: &[Record], thres
         (&args.export_json, export::json(records)),
         (&args.export_csv, export::csv(records)),
         (&args.export_markdown, export::markdown(&with_verdicts, threshold)),
-        (&args.export_html, html::page(&History::of(&with_verdicts, html::NEEDS))),
+        (&args.export_html, html::page(&History::of(&with_verdicts, html::NEEDS), &[])),
     ];
     for (path, text) in exports {
         if let Some(path) = path {

@@ -2,7 +2,6 @@
 //! or JSON, and the nightly gate: exit 1 when a series' newest change point is a regression that started
 //! within the last K runs.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,45 +9,30 @@ use anyhow::{Result, bail};
 use regex::Regex;
 use serde_json::{Value, json};
 
-use crate::analysis::change_points::{self, ChangePoint, Night};
+use crate::analysis::change_points::{self, ChangePoint, SeriesChanges};
 use crate::cli::args::TrendArgs;
-use crate::report::format::plain;
+use crate::cli::read_streams;
+use crate::report::trend::label;
 use crate::run::output::print;
-use benchhost_record::nightly::{Nightly, NightlyKey, Series};
-
-/// One series' outcome: its change points, or why it has none.
-struct Found {
-    key: NightlyKey,
-    series: Series,
-    points: Result<Vec<ChangePoint>, change_points::TooShort>,
-}
 
 pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
     let (files, filter) = files_and_filter(&args.inputs, args.source.warehouse.is_some())?;
-    let mut nightly = Nightly::default();
-    for file in &files {
-        nightly.read(file)?;
-    }
+    // The warehouse's records, exported into a fresh file of a random name (deleted when dropped), as
+    // `report --warehouse` reads them.
+    let mut scratch = None;
     if let Some(warehouse) = &args.source.warehouse {
-        // A fresh file of a random name, deleted when dropped (as `report --warehouse` does).
         let file = tempfile::Builder::new().prefix("benchhost-warehouse-").suffix(".jsonl").tempfile()?;
         crate::cli::delegate::export(warehouse, args.source.storage.as_deref(), file.path(), None)?;
-        nightly.read(file.path())?;
+        scratch = Some(file);
     }
-    let found: Vec<Found> = nightly
-        .into_sorted()
-        .into_iter()
-        .filter(|(key, _)| args.metric.as_ref().is_none_or(|m| *m == key.metric))
-        .filter(|(key, _)| filter.as_ref().is_none_or(|f| f.is_match(&label(key))))
-        .map(|(key, series)| {
-            let nights: Vec<Night> = series.points.iter().map(night).collect();
-            Found { points: change_points::change_points(&nights), key, series }
-        })
-        .collect();
+    let all: Vec<PathBuf> = files.iter().cloned().chain(scratch.as_ref().map(|f| f.path().to_owned())).collect();
+    let found = change_points::of_history(read_streams::nightly(&all)?, |key| {
+        args.metric.as_ref().is_none_or(|m| *m == key.metric) && filter.as_ref().is_none_or(|f| f.is_match(&label(key)))
+    });
     if found.is_empty() {
         bail!("no series matched{}", filter.map(|f| format!(" `{f}`")).unwrap_or_default());
     }
-    let gated: Vec<&Found> = found.iter().filter(|f| args.fail_on.is_some() && gates(f, args.within)).collect();
+    let gated: Vec<&SeriesChanges> = found.iter().filter(|f| args.fail_on.is_some() && f.gates(args.within)).collect();
     let text = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&as_json(&found))?)
     } else {
@@ -83,40 +67,11 @@ fn files_and_filter(inputs: &[String], warehouse: bool) -> Result<(Vec<PathBuf>,
     Ok((files, filter))
 }
 
-/// A night as the method reads it: the log of its value, the standard error of that from its CI95.
-fn night(point: &benchhost_record::nightly::Point) -> Night {
-    let log_se =
-        point.ci95.filter(|[lo, hi]| *lo > 0.0 && *hi > *lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
-    Night { log_value: point.value.max(f64::MIN_POSITIVE).ln(), log_se, doubtful: point.doubtful || point.value <= 0.0 }
+fn direction(found: &SeriesChanges, point: &ChangePoint) -> &'static str {
+    if found.regression(point) { "regression" } else { "improvement" }
 }
 
-/// `bench k=v k=v`, as `run FILTER` sees a cell.
-fn label(key: &NightlyKey) -> String {
-    let variant: BTreeMap<String, Value> = serde_json::from_str(&key.variant).unwrap_or_default();
-    let params: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
-    format!("{} {}", key.bench, params.join(" ")).trim_end().to_string()
-}
-
-/// Whether the change made the metric worse.
-fn regression(point: &ChangePoint, series: &Series) -> bool {
-    (point.ratio > 1.0) != series.higher_is_better
-}
-
-/// The gate: the series' newest change point is a regression starting within the last `within` runs.
-fn gates(found: &Found, within: usize) -> bool {
-    matches!(&found.points, Ok(points) if points.last().is_some_and(|p| starts_recently_worse(p, found, within)))
-}
-
-/// A regression whose first night is among the series' last `within`.
-fn starts_recently_worse(point: &ChangePoint, found: &Found, within: usize) -> bool {
-    regression(point, &found.series) && point.index + within >= found.series.points.len()
-}
-
-fn direction(point: &ChangePoint, series: &Series) -> &'static str {
-    if regression(point, series) { "regression" } else { "improvement" }
-}
-
-fn table(found: &[Found], within: usize) -> String {
+fn table(found: &[SeriesChanges], within: usize) -> String {
     let mut out = String::new();
     let (mut points, mut short, mut recent) = (0, Vec::new(), 0);
     for f in found {
@@ -134,7 +89,7 @@ fn table(found: &[Found], within: usize) -> String {
                 for p in found_points {
                     let at = &f.series.points[p.index];
                     points += 1;
-                    recent += usize::from(starts_recently_worse(p, f, within));
+                    recent += usize::from(f.recent_regression(p, within));
                     out += &format!(
                         "  night {} (run {}, commit {}): x{:.4} [{:.4}, {:.4}], p {:.1e}, {}{}\n",
                         p.index,
@@ -144,7 +99,7 @@ fn table(found: &[Found], within: usize) -> String {
                         p.ci95[0],
                         p.ci95[1],
                         p.p,
-                        direction(p, &f.series),
+                        direction(f, p),
                         if p.provisional { " (provisional)" } else { "" }
                     );
                 }
@@ -163,7 +118,7 @@ fn table(found: &[Found], within: usize) -> String {
     out
 }
 
-fn as_json(found: &[Found]) -> Value {
+fn as_json(found: &[SeriesChanges]) -> Value {
     let mut points = Vec::new();
     let mut series = Vec::new();
     for f in found {
@@ -185,7 +140,7 @@ fn as_json(found: &[Found]) -> Value {
                         ("ratio", json!(p.ratio)),
                         ("ci95", json!(p.ci95)),
                         ("p", json!(p.p)),
-                        ("direction", json!(if regression(p, &f.series) { "bad" } else { "good" })),
+                        ("direction", json!(if f.regression(p) { "bad" } else { "good" })),
                         ("provisional", json!(p.provisional)),
                     ] {
                         point[k] = v;

@@ -1,7 +1,7 @@
 // Draws the history charts of a benchhost report as they come near the screen (every one at once to print,
 // or when the page is opened with #all). Each chart's data-chart carries its panels as a few hundred characters
 // instead of a few kilobytes of SVG: Chromium read the drawn SVG of 1M records (8 MB) in 3.3 s.
-// The layout is html_series.rs's: one panel per metric, the axis dates under the last.
+// The layout is html_series.rs's: one panel per metric, the axis dates under the last, change points as lines.
 (() => {
   const DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
   const LEFT = 120, RIGHT = 630, PANEL = 56, AXIS = 18;
@@ -36,6 +36,13 @@
         `<polygon points="${band.join(" ")}" fill="#4269d0" fill-opacity="0.15"/>` +
         `<polyline points="${line.join(" ")}" fill="none" stroke="#4269d0" stroke-width="1.5">` +
         `<title>${esc(name)}: ${esc(range)}</title></polyline>`;
+    });
+    // Change points: a dashed line on their metric's panel, red for a regression, green for an improvement.
+    (chart.marks || []).forEach(([i, v, text, bad]) => {
+      const top = PANEL * i, x = LEFT + v, colour = bad ? "#d62728" : "#2ca02c";
+      out += `<line class="change" x1="${x}" y1="${top + 2}" x2="${x}" y2="${top + PANEL - 2}" stroke="${colour}" ` +
+        `stroke-width="1.5" stroke-dasharray="3 2"><title>${esc(text)}</title></line>` +
+        `<text x="${x + 3}" y="${top + 10}" fill="${colour}">${esc(text.split(" ")[0])}</text>`;
     });
     const bottom = PANEL * chart.panels.length + AXIS - 4;
     out += `<text x="${LEFT}" y="${bottom}">${esc(chart.from)}</text>` +

@@ -1,13 +1,15 @@
 //! `benchhost report --format html`: one self-contained page (inline SVG, CSS and a script, no fetch). Per
 //! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms);
 //! then its comparisons between arms (`run --interleave`, grouped by what they held equal), and for every series
-//! with several runs one chart of its whole history (`html_series`). The provenance of
+//! with several runs one chart of its whole history (`html_series`), its change points marked and the newest
+//! listed at the top (`trend`). The provenance of
 //! the records (CPU, commit, date) is under every chart. Bars are always the value itself; the direction of
 //! goodness is written on the chart, never implied by flipping.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::analysis::change_points::SeriesChanges;
 use crate::report::format::{plain, quantity};
 use crate::report::html_series::{LEFT, W};
 use crate::report::html_text::{esc, provenance};
@@ -28,13 +30,14 @@ pub const NEEDS: Needs = Needs { newest: 2, trend: 0, buckets: 64 };
 /// too thin to read.
 const MOST_BARS: usize = 16;
 
-/// The page for `history` (see [`NEEDS`]).
-pub fn page(history: &History) -> String {
+/// The page for `history` (see [`NEEDS`]) and the change points of its series.
+pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
     let (verdicts, groups): (Vec<_>, Vec<_>) = history.groups().into_iter().partition(|(key, _)| key.verdict.is_some());
     let groups: Vec<&Group> = groups.into_iter().map(|(_, g)| g).collect();
     let verdicts: Vec<&Record> = verdicts.into_iter().map(|(_, g)| g.latest()).collect();
     // A series whose newest run failed is listed at the top instead of charted with an older number.
-    let mut body = failures(&groups);
+    let mut body = failures(&groups) + &crate::report::trend::html_newest(changes);
+    let marks = crate::report::trend::marks(changes);
     let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
     // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not drawn.
     let calibration = |g: &Group| g.latest().variant.contains_key(crate::analysis::calibrate::MARK);
@@ -67,7 +70,8 @@ pub fn page(history: &History) -> String {
                 body.push_str(HISTORY_LEGEND);
                 any_history = true;
             }
-            body.push_str(&crate::report::html_series::history_chart(group, label));
+            let marked = marks.get(&benchhost_record::series(group.latest())).map_or(&[][..], Vec::as_slice);
+            body.push_str(&crate::report::html_series::history_chart(group, label, marked));
         }
         body.push_str("</section>\n");
     }
@@ -237,7 +241,7 @@ mod tests {
             .into_iter()
             .map(|(_, r)| r)
             .collect();
-        let page = |records: &[Record]| page(&History::of(records, NEEDS));
+        let page = |records: &[Record]| page(&History::of(records, NEEDS), &[]);
         let html = page(&records);
         assert_eq!(html.matches("<svg").count(), 1, "one metric, one run per series: bars only");
         assert!(

@@ -1,12 +1,14 @@
 //! The parts of the HTML report that grow with history: one chart per series of its whole history (one panel
 //! per metric, each on its own scale: the newest value of each time bucket as a line over the band of the
-//! bucket's lowest and highest), and for a rig of many arms a table of its newest run instead of bars.
+//! bucket's lowest and highest, and a line at each change point), and for a rig of many arms a table of its
+//! newest run instead of bars.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::report::format::{metric, quantity};
 use crate::report::html_text::{date, esc, provenance};
+use crate::report::trend::Mark;
 use benchhost_record::history::{Buckets, Group};
 
 /// Width of every chart of the page (the bars of `html.rs` too, so the page's charts line up), px.
@@ -25,7 +27,7 @@ const DIGITS: &[u8; 64] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 /// from `data-chart` as it comes near the screen: per span of time its position (two digits) and its newest,
 /// lowest and highest value (one digit each: a panel is 42 px high), so a chart is a few hundred bytes where
 /// its SVG was a few kilobytes.
-pub fn history_chart(group: &Group, label: &str) -> String {
+pub fn history_chart(group: &Group, label: &str, marks: &[Mark]) -> String {
     let latest = group.latest();
     let panels: Vec<(&String, &Buckets)> =
         latest.metrics.keys().filter_map(|m| Some((m, group.buckets.get(m)?))).collect();
@@ -61,7 +63,15 @@ pub fn history_chart(group: &Group, label: &str) -> String {
         }
         data.push(panel);
     }
-    let chart = serde_json::json!({ "x": shared, "from": date(t0), "to": date(t1), "panels": data });
+    // Change points: a line on their metric's panel at the time of their first night.
+    let marked: Vec<serde_json::Value> = marks
+        .iter()
+        .filter_map(|m| {
+            let panel = panels.iter().position(|(name, _)| **name == m.metric)?;
+            Some(serde_json::json!([panel, x(m.ts_ms.clamp(t0, t1)), m.text, m.bad]))
+        })
+        .collect();
+    let chart = serde_json::json!({ "x": shared, "from": date(t0), "to": date(t1), "panels": data, "marks": marked });
     let height = PANEL * panels.len() as u32 + AXIS;
     let title = format!("{} {label}: {} runs", latest.bench, group.count);
     format!(

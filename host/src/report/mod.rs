@@ -8,6 +8,7 @@ pub(crate) mod html;
 pub(crate) mod html_series;
 pub(crate) mod html_text;
 pub(crate) mod latest;
+pub(crate) mod trend;
 
 use std::collections::BTreeMap;
 

@@ -6,11 +6,11 @@ use std::process::Command;
 
 use crate::support::Sandbox;
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
 }
 
-fn headless(browser: &Path, profile: &Path) -> Command {
+pub(crate) fn headless(browser: &Path, profile: &Path) -> Command {
     let mut cmd = Command::new(browser);
     // The flags a closed network needs (no background fetches), as the environment documents.
     cmd.args([

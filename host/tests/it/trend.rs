@@ -82,3 +82,58 @@ fn trend_finds_each_change_with_its_run_and_direction_and_gates_on_a_recent_regr
     let missing = sandbox.cmd().args(["trend", "nightly.jsonl", "--metric", "nosuch"]).assert().failure();
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no series matched"));
 }
+
+#[test]
+fn the_markdown_report_lists_the_change_points_after_the_newest_runs() {
+    let sandbox = Sandbox::new();
+    history(&sandbox);
+    let out = sandbox.cmd().args(["report", "nightly.jsonl", "--format", "md"]).assert().success();
+    let md = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let section = md.split("## Change points\n\n").nth(1).unwrap_or_else(|| panic!("{md}"));
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| querier") || l.starts_with("| wal")).collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    assert!(
+        rows[0].starts_with("| querier rows=1000 | records_per_s | ")
+            && rows[0].ends_with("| regression (provisional) |"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].starts_with("| wal rows=1000 | roundtrip_time | 1") && rows[1].contains("of 200 | n1"),
+        "{}",
+        rows[1]
+    );
+    assert!(rows[1].contains("| +8.") || rows[1].contains("| +7."), "{}", rows[1]);
+
+    // A report of one run has no history to scan: no section.
+    sandbox.write("one.jsonl", &line("wal", "h", 0, "roundtrip_time", false, 100.0));
+    let out = sandbox.cmd().args(["report", "one.jsonl", "--format", "md"]).assert().success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("Change points"));
+}
+
+#[test]
+fn the_html_report_marks_each_change_point_and_lists_the_newest_first() {
+    let Some(browser) = crate::html::chromium() else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide chromium (.ci/run installs it)");
+        eprintln!("skipped: no chromium (apt-get install chromium)");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    history(&sandbox);
+    sandbox.cmd().args(["report", "nightly.jsonl", "--format", "html", "--out", "r.html"]).assert().success();
+    let page = sandbox.path().join("r.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let list = html.split("Newest change points (2 of 2)").nth(1).unwrap_or_else(|| panic!("{html}"));
+    let (querier, wal) = (list.find("querier rows=1000").unwrap(), list.find("wal rows=1000").unwrap());
+    assert!(querier < wal, "the newer change first: {list}");
+
+    let url = format!("file://{}#all", page.display());
+    let dom =
+        crate::html::headless(&browser, &sandbox.path().join("profile")).args(["--dump-dom", &url]).output().unwrap();
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let rendered = String::from_utf8_lossy(&dom.stdout);
+    let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
+    assert_eq!(drawn.matches("class=\"change\"").count(), 2, "a line per change point");
+    assert_eq!(drawn.matches("stroke=\"#d62728\"").count(), 2, "both are regressions, drawn red");
+    assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
+}
