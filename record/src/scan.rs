@@ -263,7 +263,7 @@ impl Blocks {
 }
 
 /// Worker threads: `BENCHHOST_THREADS`, or the cores there are, at most 4.
-pub(crate) fn threads() -> usize {
+pub fn threads() -> usize {
     let configured = std::env::var("BENCHHOST_THREADS").ok().and_then(|t| t.parse().ok());
     configured.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
 }

@@ -107,16 +107,33 @@ impl SeriesChanges {
     }
 }
 
-/// The change points of every series of a history that `keep` keeps.
-pub fn of_history(history: BTreeMap<NightlyKey, Series>, keep: impl Fn(&NightlyKey) -> bool) -> Vec<SeriesChanges> {
-    history
-        .into_iter()
-        .filter(|(key, _)| keep(key))
-        .map(|(key, series)| {
-            let nights: Vec<Night> = series.points.iter().map(night).collect();
-            SeriesChanges { points: change_points(&nights), key, series }
-        })
-        .collect()
+/// The change points of every series of a history that `keep` keeps, in the history's order; the series are
+/// scanned on `threads` threads (each series by one).
+pub fn of_history(
+    history: BTreeMap<NightlyKey, Series>,
+    keep: impl Fn(&NightlyKey) -> bool,
+    threads: usize,
+) -> Vec<SeriesChanges> {
+    let kept: Vec<(NightlyKey, Series)> = history.into_iter().filter(|(key, _)| keep(key)).collect();
+    let scan = |(key, series): (NightlyKey, Series)| {
+        let nights: Vec<Night> = series.points.iter().map(night).collect();
+        SeriesChanges { points: change_points(&nights), key, series }
+    };
+    // Series dealt round-robin, so long and short histories spread over the threads.
+    let threads = threads.clamp(1, kept.len().max(1));
+    let mut hands: Vec<Vec<(usize, (NightlyKey, Series))>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, entry) in kept.into_iter().enumerate() {
+        hands[i % threads].push((i, entry));
+    }
+    let mut done: Vec<(usize, SeriesChanges)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = hands
+            .into_iter()
+            .map(|hand| scope.spawn(move || hand.into_iter().map(|(i, entry)| (i, scan(entry))).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a scan does not panic")).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, changes)| changes).collect()
 }
 
 /// A value as the scan reads it: its log, the standard error of that from its CI95, and its doubts (a value
@@ -134,15 +151,15 @@ pub fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
         return Err(TooShort::Nights(usable, 2 * MIN_SIDE));
     }
     let n = nights.len();
-    let (mut found, mut start, mut k) = (Vec::new(), 0, MIN_SIDE);
+    let (mut found, mut start, mut k, mut scratch) = (Vec::new(), 0, MIN_SIDE, Scratch::default());
     while k + MIN_SIDE <= n {
-        if window_z(nights, start, k).abs() < Z {
+        if window_z(nights, start, k, &mut scratch).abs() < Z {
             k += 1;
             continue;
         }
         let last = (k + WINDOW / 2).min(n - MIN_SIDE);
         let (peak, z) = (k..=last)
-            .map(|j| (j, window_z(nights, start, j)))
+            .map(|j| (j, window_z(nights, start, j, &mut scratch)))
             .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
             .expect("k <= last");
         let at = placed(nights, start.max(peak.saturating_sub(WINDOW)), (peak + WINDOW).min(n), peak);
@@ -160,19 +177,32 @@ pub fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
     Ok(found)
 }
 
+/// Buffers the scan reuses from night to night (a history of 1M values is scanned at ~30 million windows).
+#[derive(Debug, Default)]
+struct Scratch {
+    left: Vec<Night>,
+    right: Vec<Night>,
+    values: Vec<f64>,
+}
+
 /// The scan's statistic at night `k`, the left side not reaching back before `start`; 0 when a side has
 /// fewer than [`MIN_SIDE`] usable nights.
-fn window_z(nights: &[Night], start: usize, k: usize) -> f64 {
-    let left: Vec<Night> = usable(&nights[start.max(k.saturating_sub(WINDOW))..k]);
-    let right: Vec<Night> = usable(&nights[k..(k + WINDOW).min(nights.len())]);
+fn window_z(nights: &[Night], start: usize, k: usize, scratch: &mut Scratch) -> f64 {
+    let Scratch { left, right, values } = scratch;
+    left.clear();
+    left.extend(nights[start.max(k.saturating_sub(WINDOW))..k].iter().filter(|n| !n.doubtful));
+    right.clear();
+    right.extend(nights[k..(k + WINDOW).min(nights.len())].iter().filter(|n| !n.doubtful));
     if left.len() < MIN_SIDE || right.len() < MIN_SIDE {
         return 0.0;
     }
-    let (cl, cr) = (median(left.iter().map(|n| n.log_value)), median(right.iter().map(|n| n.log_value)));
+    let (left, right) = (&left[..], &right[..]);
+    let cl = median_in(values, left.iter().map(|n| n.log_value));
+    let cr = median_in(values, right.iter().map(|n| n.log_value));
     let residuals = left.iter().map(|n| (n.log_value - cl).abs()).chain(right.iter().map(|n| (n.log_value - cr).abs()));
-    let sigma = (1.4826 * median(residuals)).max(1e-9);
+    let sigma = (1.4826 * median_in(values, residuals)).max(1e-9);
     // The residual spread holds each night's own noise too: what is left is the nights' spread between them.
-    let own = median(left.iter().chain(&right).map(|n| n.log_se * n.log_se));
+    let own = median_in(values, left.iter().chain(right).map(|n| n.log_se * n.log_se));
     let between = (sigma * sigma - own).max(0.1 * sigma * sigma);
     let side = |nights: &[Night], center: f64| {
         let (mut sum, mut weights) = (0.0, 0.0);
@@ -184,7 +214,7 @@ fn window_z(nights: &[Night], start: usize, k: usize) -> f64 {
         }
         (sum / weights, weights)
     };
-    let ((ml, wl), (mr, wr)) = (side(&left, cl), side(&right, cr));
+    let ((ml, wl), (mr, wr)) = (side(left, cl), side(right, cr));
     (mr - ml) / (1.0 / wl + 1.0 / wr).sqrt()
 }
 
@@ -217,23 +247,28 @@ fn median_ratio(before: &[f64], after: &[f64]) -> (f64, [f64; 2]) {
     (d.exp(), [(d - 1.96 * se).exp(), (d + 1.96 * se).exp()])
 }
 
-fn usable(nights: &[Night]) -> Vec<Night> {
-    nights.iter().filter(|n| !n.doubtful).copied().collect()
-}
-
 fn usable_logs(nights: &[Night]) -> Vec<f64> {
     nights.iter().filter(|n| !n.doubtful).map(|n| n.log_value).collect()
 }
 
 /// The median of `values` (the mean of the middle two for an even count); 0 for none.
 fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut sorted: Vec<f64> = values.collect();
-    if sorted.is_empty() {
+    median_in(&mut Vec::new(), values)
+}
+
+/// [`median`], in `buffer` (cleared first), by selection rather than a sort.
+fn median_in(buffer: &mut Vec<f64>, values: impl Iterator<Item = f64>) -> f64 {
+    buffer.clear();
+    buffer.extend(values);
+    if buffer.is_empty() {
         return 0.0;
     }
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 }
+    let mid = buffer.len() / 2;
+    let (below, &mut upper, _) = buffer.select_nth_unstable_by(mid, f64::total_cmp);
+    match below.iter().copied().reduce(f64::max) {
+        Some(lower) if mid * 2 == buffer.len() => (lower + upper) / 2.0,
+        _ => upper,
+    }
 }
 
 /// P(|Z| >= |z|) for a standard normal Z: erfc(|z| / sqrt 2), by Numerical Recipes' Chebyshev fit (relative

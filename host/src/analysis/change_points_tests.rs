@@ -67,9 +67,9 @@ fn a_noisy_night_weighs_less() {
         .collect();
     let moved = |series: &mut Vec<Night>| {
         series[40].log_value = 0.01;
-        let before = window_z(series, 0, 30);
+        let before = window_z(series, 0, 30, &mut Scratch::default());
         series[40].log_value = 0.02;
-        window_z(series, 0, 30) - before
+        window_z(series, 0, 30, &mut Scratch::default()) - before
     };
     let plain = moved(&mut series);
     series[40].log_se = 0.1;
@@ -119,4 +119,11 @@ fn p_values_are_the_normal_tails() {
     assert!((p_two_sided(0.0) - 1.0).abs() < 1e-6);
     assert!((p_two_sided(1.959964) - 0.05).abs() < 1e-6);
     assert!((p_two_sided(-5.0) / 5.733031e-7 - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn medians_by_selection_are_the_middle_or_the_mean_of_the_middle_two() {
+    assert_eq!(median([3.0, 1.0, 2.0].into_iter()), 2.0);
+    assert_eq!(median([4.0, 1.0, 3.0, 2.0].into_iter()), 2.5);
+    assert_eq!(median(std::iter::empty()), 0.0);
 }

@@ -301,3 +301,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Child => Ok(ExitCode::from(crate::child::main() as u8)),
     }
 }
+
+#[cfg(test)]
+#[path = "ci_recipe_tests.rs"]
+mod ci_recipe_tests;

@@ -13,6 +13,7 @@ use crate::report::{self, export, html};
 use crate::run::output::{narrate, print};
 use crate::run::provenance;
 use benchhost_record::history::Needs;
+use benchhost_record::scan;
 use benchhost_record::sink::Sink;
 
 /// `benchhost show`: the newest record of each series with its count and trend, or with `all` every record.
@@ -71,7 +72,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         // The newest runs, then where the history of the files changed (a warehouse's export here holds
         // only its newest runs: `trend --warehouse` reads all of it).
         Format::Md => {
-            let changes = change_points::of_history(read_streams::nightly(&args.files)?, |_| true);
+            let changes = change_points::of_history(read_streams::nightly(&args.files)?, |_| true, scan::threads());
             let section = match report::trend::markdown(&changes) {
                 text if text.is_empty() => text,
                 text => format!("\n{text}"),
@@ -79,7 +80,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
             export::markdown(&read_streams::newest(&files, 2)?, args.threshold) + &section
         }
         Format::Html => {
-            let changes = change_points::of_history(read_streams::nightly(&files)?, |_| true);
+            let changes = change_points::of_history(read_streams::nightly(&files)?, |_| true, scan::threads());
             html::page(&read_streams::history(&files, html::NEEDS)?, &changes)
         }
         Format::Bmf | Format::Gab => {

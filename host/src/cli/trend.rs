@@ -26,9 +26,14 @@ pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
         scratch = Some(file);
     }
     let all: Vec<PathBuf> = files.iter().cloned().chain(scratch.as_ref().map(|f| f.path().to_owned())).collect();
-    let found = change_points::of_history(read_streams::nightly(&all)?, |key| {
-        args.metric.as_ref().is_none_or(|m| *m == key.metric) && filter.as_ref().is_none_or(|f| f.is_match(&label(key)))
-    });
+    let found = change_points::of_history(
+        read_streams::nightly(&all)?,
+        |key| {
+            args.metric.as_ref().is_none_or(|m| *m == key.metric)
+                && filter.as_ref().is_none_or(|f| f.is_match(&label(key)))
+        },
+        benchhost_record::scan::threads(),
+    );
     if found.is_empty() {
         bail!("no series matched{}", filter.map(|f| format!(" `{f}`")).unwrap_or_default());
     }
