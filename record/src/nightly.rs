@@ -1,12 +1,12 @@
 //! Every measured value of every series, in run order: the nightly history `benchhost trend` reads for change
 //! points. Unlike [`History`](crate::history::History), which keeps the newest records, this keeps each
 //! measurement's value, its own CI95, whether it ran in doubtful conditions, and its run's id and commit, so
-//! it grows with the records (~60 bytes per metric of a record, and its run's names once).
+//! it grows with the records: 40 bytes per metric of a record, and the names of each run once.
 //!
 //! A series here is a bench, its variant, a metric and the machine (`run.host` and `run.cpu`): a history that
 //! moves to another machine is two series, because a machine change is a step that is not the code's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -38,16 +38,16 @@ pub struct Point {
     pub at: u64,
     /// The value.
     pub value: f64,
-    /// The record's own CI95 of it.
-    pub ci95: Option<[f64; 2]>,
+    /// The standard error of ln(value) from the record's own CI95 (its log width over 2 x 1.96); 0 without one.
+    pub log_se: f32,
     /// Ran in conditions that make its number doubtful (see [`Conditions::doubts`]) or from a debug build.
     pub doubtful: bool,
-    /// Its run, shared by the points of every metric of the record.
+    /// Its run: one allocation per run (and reading thread), shared by every point of its records.
     pub run: Arc<RunOf>,
 }
 
 /// What names the run of a point.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RunOf {
     /// `run.id`.
     pub id: Option<String>,
@@ -67,8 +67,13 @@ pub struct Series {
 /// Every series of the streams read.
 #[derive(Debug, Default)]
 pub struct Nightly {
-    /// Per series, its values.
-    pub series: BTreeMap<NightlyKey, Series>,
+    /// Per bench, variant and machine (`bench\0variant\0machine`), its metrics' series: a record finds its own
+    /// without allocating a key (1M records hold ~5M values).
+    groups: HashMap<Box<str>, Vec<(Box<str>, Series)>>,
+    /// Each run once.
+    runs: HashMap<RunOf, Arc<RunOf>>,
+    /// The key being looked up.
+    key: String,
     files: u64,
 }
 
@@ -127,10 +132,13 @@ impl Nightly {
             |part, entry| part.add(&entry.record, (file << 40) | entry.line as u64),
         )?;
         for part in folded.parts {
-            for (key, series) in part.series {
-                let into = self.series.entry(key).or_default();
-                into.higher_is_better = series.higher_is_better;
-                into.points.extend(series.points);
+            for (key, metrics) in part.groups {
+                let into = self.groups.entry(key).or_default();
+                for (metric, series) in metrics {
+                    let at = series_of(into, &metric);
+                    at.higher_is_better = series.higher_is_better;
+                    at.points.extend(series.points);
+                }
             }
         }
         let problems: Vec<String> = folded.problems.into_iter().map(|(_, p)| p).collect();
@@ -139,12 +147,19 @@ impl Nightly {
 
     /// The series, each in run order (time, then file and line), without repeated records.
     pub fn into_sorted(self) -> BTreeMap<NightlyKey, Series> {
-        let mut series = self.series;
-        for s in series.values_mut() {
-            s.points.sort_by_key(|p| (p.ts_ms, p.at));
-            s.points.dedup_by(|b, a| a.ts_ms == b.ts_ms && a.run == b.run && a.value == b.value);
+        let mut sorted = BTreeMap::new();
+        for (key, metrics) in self.groups {
+            let mut parts = key.split('\0').map(str::to_string);
+            let (bench, variant, machine) =
+                (parts.next().unwrap_or_default(), parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+            for (metric, mut series) in metrics {
+                series.points.sort_by_key(|p| (p.ts_ms, p.at));
+                series.points.dedup_by(|b, a| a.ts_ms == b.ts_ms && a.run == b.run && a.value == b.value);
+                let (bench, variant, machine) = (bench.clone(), variant.clone(), machine.clone());
+                sorted.insert(NightlyKey { bench, variant, metric: metric.into(), machine }, series);
+            }
         }
-        series
+        sorted
     }
 
     fn peek(&mut self, line: &RawLine<'_>, file: u64) -> bool {
@@ -159,16 +174,10 @@ impl Nightly {
             let metrics = peek.metrics.into_iter().map(|(name, m)| (name, m.value, m.higher_is_better, m.ci95));
             let doubtful = doubtful(&conditions, &run.profile);
             let machine = format!("{} / {}", run.host, run.cpu);
-            let of = Arc::new(RunOf { id: run.id, commit: run.commit });
-            let point = Point {
-                ts_ms: run.ts_ms,
-                at: (file << 40) | line.line as u64,
-                value: 0.0,
-                ci95: None,
-                doubtful,
-                run: of,
-            };
-            self.push(&peek.bench, &peek.variant, machine, point, metrics);
+            let run_of = self.run(RunOf { id: run.id, commit: run.commit });
+            let at = (file << 40) | line.line as u64;
+            let point = Point { ts_ms: run.ts_ms, at, value: 0.0, log_se: 0.0, doubtful, run: run_of };
+            self.push(&peek.bench, &peek.variant, &machine, point, metrics);
         }
         true
     }
@@ -183,9 +192,17 @@ impl Nightly {
         let metrics = record.metrics.iter().map(|(name, m)| (name.clone(), m.value, m.higher_is_better, m.ci95));
         let doubtful = doubtful(&conditions, &run.profile);
         let machine = format!("{} / {}", run.host, run.cpu);
-        let of = Arc::new(RunOf { id: run.id.clone(), commit: run.commit.clone() });
-        let point = Point { ts_ms: run.ts_ms, at, value: 0.0, ci95: None, doubtful, run: of };
-        self.push(&record.bench, &record.variant, machine, point, metrics);
+        let run_of = self.run(RunOf { id: run.id.clone(), commit: run.commit.clone() });
+        let point = Point { ts_ms: run.ts_ms, at, value: 0.0, log_se: 0.0, doubtful, run: run_of };
+        self.push(&record.bench, &record.variant, &machine, point, metrics);
+    }
+
+    /// The run's one shared allocation.
+    fn run(&mut self, run: RunOf) -> Arc<RunOf> {
+        match self.runs.get(&run) {
+            Some(shared) => shared.clone(),
+            None => self.runs.entry(run.clone()).or_insert_with(|| Arc::new(run)).clone(),
+        }
     }
 
     /// One point per metric of a measurement (`point` holds what they share).
@@ -193,19 +210,40 @@ impl Nightly {
         &mut self,
         bench: &str,
         variant: &BTreeMap<String, serde_json::Value>,
-        machine: String,
+        machine: &str,
         point: Point,
         metrics: impl Iterator<Item = (String, f64, bool, Option<[f64; 2]>)>,
     ) {
-        let variant = serde_json::to_string(variant).expect("variants serialize");
+        self.key.clear();
+        self.key.push_str(bench);
+        self.key.push('\0');
+        self.key.push_str(&serde_json::to_string(variant).expect("variants serialize"));
+        self.key.push('\0');
+        self.key.push_str(machine);
+        if !self.groups.contains_key(self.key.as_str()) {
+            self.groups.insert(self.key.as_str().into(), Vec::new());
+        }
+        let group = self.groups.get_mut(self.key.as_str()).expect("inserted above");
         for (metric, value, higher_is_better, ci95) in metrics {
-            let key =
-                NightlyKey { bench: bench.to_string(), variant: variant.clone(), metric, machine: machine.clone() };
-            let series = self.series.entry(key).or_default();
+            let series = series_of(group, &metric);
             series.higher_is_better = higher_is_better;
-            series.points.push(Point { value, ci95, ..point.clone() });
+            let log_se =
+                ci95.filter(|[lo, hi]| *lo > 0.0 && hi > lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
+            series.points.push(Point { value, log_se: log_se as f32, ..point.clone() });
         }
     }
+}
+
+/// The series of `metric` among a group's (a record has a handful of metrics: a scan beats a map).
+fn series_of<'a>(metrics: &'a mut Vec<(Box<str>, Series)>, metric: &str) -> &'a mut Series {
+    let at = match metrics.iter().position(|(name, _)| &**name == metric) {
+        Some(at) => at,
+        None => {
+            metrics.push((metric.into(), Series::default()));
+            metrics.len() - 1
+        }
+    };
+    &mut metrics[at].1
 }
 
 /// Whether a measurement's number is doubtful: its conditions say so, or benchhost ran as a debug build.

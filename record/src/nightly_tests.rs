@@ -47,7 +47,8 @@ fn values_come_in_run_order_per_series_and_machine_with_their_doubts() {
             (3.0, false, Some("r3"), Some("cr3"))
         ]
     );
-    assert_eq!(here.points[0].ci95, Some([0.99, 1.01]));
+    let expected = (1.01f64.ln() - 0.99f64.ln()) / (2.0 * 1.96);
+    assert!((f64::from(here.points[0].log_se) - expected).abs() < 1e-7, "{:?}", here.points[0]);
 }
 
 #[test]

@@ -74,7 +74,10 @@ pub enum TooShort {
 impl std::fmt::Display for TooShort {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TooShort::Nights(have, need) => write!(f, "{have} usable nights, fewer than the {need} the method needs"),
+            TooShort::Nights(have, need) => {
+                let nights = if *have == 1 { "night" } else { "nights" };
+                write!(f, "{have} usable {nights}, fewer than the {need} the method needs")
+            }
         }
     }
 }
@@ -114,7 +117,13 @@ pub fn of_history(
     keep: impl Fn(&NightlyKey) -> bool,
     threads: usize,
 ) -> Vec<SeriesChanges> {
-    let kept: Vec<(NightlyKey, Series)> = history.into_iter().filter(|(key, _)| keep(key)).collect();
+    // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not scanned.
+    let calibration = |key: &NightlyKey| {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&key.variant)
+            .is_ok_and(|v| v.contains_key(crate::analysis::calibrate::MARK))
+    };
+    let kept: Vec<(NightlyKey, Series)> =
+        history.into_iter().filter(|(key, _)| keep(key) && !calibration(key)).collect();
     let scan = |(key, series): (NightlyKey, Series)| {
         let nights: Vec<Night> = series.points.iter().map(night).collect();
         SeriesChanges { points: change_points(&nights), key, series }
@@ -136,12 +145,11 @@ pub fn of_history(
     done.into_iter().map(|(_, changes)| changes).collect()
 }
 
-/// A value as the scan reads it: its log, the standard error of that from its CI95, and its doubts (a value
-/// of 0 or below has no log: doubtful).
+/// A value as the scan reads it: its log and standard error, and its doubts (a value of 0 or below has no
+/// log: doubtful).
 fn night(point: &Point) -> Night {
-    let log_se =
-        point.ci95.filter(|[lo, hi]| *lo > 0.0 && *hi > *lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
-    Night { log_value: point.value.max(f64::MIN_POSITIVE).ln(), log_se, doubtful: point.doubtful || point.value <= 0.0 }
+    let log_value = point.value.max(f64::MIN_POSITIVE).ln();
+    Night { log_value, log_se: f64::from(point.log_se), doubtful: point.doubtful || point.value <= 0.0 }
 }
 
 /// The change points of `nights` (in run order), or why there can be none.

@@ -72,7 +72,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         // The newest runs, then where the history of the files changed (a warehouse's export here holds
         // only its newest runs: `trend --warehouse` reads all of it).
         Format::Md => {
-            let changes = change_points::of_history(read_streams::nightly(&args.files)?, |_| true, scan::threads());
+            let changes = change_points_of(&args.files, args.change_points)?;
             let section = match report::trend::markdown(&changes) {
                 text if text.is_empty() => text,
                 text => format!("\n{text}"),
@@ -80,8 +80,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
             export::markdown(&read_streams::newest(&files, 2)?, args.threshold) + &section
         }
         Format::Html => {
-            let changes = change_points::of_history(read_streams::nightly(&files)?, |_| true, scan::threads());
-            html::page(&read_streams::history(&files, html::NEEDS)?, &changes)
+            html::page(&read_streams::history(&files, html::NEEDS)?, &change_points_of(&files, args.change_points)?)
         }
         Format::Bmf | Format::Gab => {
             let records = read_streams::newest(&files, 1)?;
@@ -98,6 +97,14 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     }
     drop(scratch);
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `--change-points`, those of every series of `files`; none without.
+fn change_points_of(files: &[PathBuf], wanted: bool) -> Result<Vec<change_points::SeriesChanges>> {
+    match wanted {
+        true => Ok(change_points::of_history(read_streams::nightly(files)?, |_| true, scan::threads())),
+        false => Ok(Vec::new()),
+    }
 }
 
 /// The series a format that holds numbers only leaves out, on stderr.

@@ -148,6 +148,12 @@ fn publish_at_once(fleet: &Fleet) {
     let report = fleet.ok(reader.path(), &["report", "--format", "md"]);
     let cells = report.lines().filter(|l| l.starts_with("| wal/") && l.contains("/roundtrip_time |"));
     assert_eq!(cells.count(), 9, "{report}");
+    // The history read back through the warehouse: one night per series, too few for change points, each
+    // series saying so.
+    let trend: serde_json::Value = serde_json::from_str(&fleet.ok(reader.path(), &["trend", "--json"])).unwrap();
+    let series = trend["series"].as_array().unwrap();
+    assert_eq!(series.iter().filter(|s| s["bench"] == "wal" && s["metric"] == "roundtrip_time").count(), 9, "{trend}");
+    assert!(series.iter().all(|s| s["reason"] == "1 usable night, fewer than the 10 the method needs"), "{trend}");
 
     // The same slice published by two machines at once, and once more: nothing is added.
     let again = (0..2).map(|_| fleet.command(machines[0].path(), &["publish", "r.jsonl"]).spawn().unwrap());
