@@ -149,11 +149,14 @@ fn publish_at_once(fleet: &Fleet) {
     let cells = report.lines().filter(|l| l.starts_with("| wal/") && l.contains("/roundtrip_time |"));
     assert_eq!(cells.count(), 9, "{report}");
     // The history read back through the warehouse: one night per series, too few for change points, each
-    // series saying so.
+    // series saying so (none usable at all from a debug build's runs: their numbers are doubtful).
     let trend: serde_json::Value = serde_json::from_str(&fleet.ok(reader.path(), &["trend", "--json"])).unwrap();
     let series = trend["series"].as_array().unwrap();
     assert_eq!(series.iter().filter(|s| s["bench"] == "wal" && s["metric"] == "roundtrip_time").count(), 9, "{trend}");
-    assert!(series.iter().all(|s| s["reason"] == "1 usable night, fewer than the 10 the method needs"), "{trend}");
+    let too_short = |s: &serde_json::Value| {
+        s["nights"] == 1 && s["reason"].as_str().is_some_and(|r| r.ends_with(", fewer than the 10 the method needs"))
+    };
+    assert!(series.iter().all(too_short), "{trend}");
 
     // The same slice published by two machines at once, and once more: nothing is added.
     let again = (0..2).map(|_| fleet.command(machines[0].path(), &["publish", "r.jsonl"]).spawn().unwrap());
