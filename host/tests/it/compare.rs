@@ -88,11 +88,12 @@ fn a_run_saves_a_baseline_and_a_later_run_is_judged_against_it() {
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no results file or baseline named `nope`"));
 }
 
-/// The records of `run --rounds ROUNDS --pairing PAIRING` over two arms of the healthy rig (200 and 600 µs per
-/// iteration).
+/// The records of `run --rounds ROUNDS --pairing PAIRING` over two arms of the healthy rig (200 and 2,000 µs per
+/// iteration: 10x, so that a round the VM stalls (wake-ups hundreds of µs late) cannot hide the difference in 3
+/// rounds; with 600 µs one such round read x1.53 [0.83, 2.80], `inconclusive`).
 fn two_arms_interleaved(rounds: &str, pairing: &str) -> Vec<benchhost_record::Record> {
     let sandbox = Sandbox::new();
-    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 600] }\n";
+    let config = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamples = 5\n[rig.healthy]\nmatrix = { sleep_us = [200, 2000] }\n";
     sandbox.write("rigs.toml", config);
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--rounds", rounds, "--pairing", pairing, "--out", "r.jsonl", "--plugin-dir"])
@@ -111,9 +112,9 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
         assert_eq!(r.cell.as_ref().unwrap().rounds, Some(3));
     }
     let verdict = records[2].verdict.as_ref().unwrap();
-    assert_eq!(records[2].variant["sleep_us"], 600);
+    assert_eq!(records[2].variant["sleep_us"], 2000);
     assert_eq!(verdict.against.as_ref().unwrap()["sleep_us"], 200);
-    // Sleeping 600 µs instead of 200 µs per iteration is a regression of the time per iteration.
+    // Sleeping 2,000 µs instead of 200 µs per iteration is a regression of the time per iteration.
     assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
     assert!(verdict.ratio.unwrap() > 1.5);
 }
@@ -121,9 +122,10 @@ fn interleaved_rounds_give_between_process_intervals_and_paired_verdicts() {
 #[test]
 fn every_other_round_runs_the_arms_in_reverse_order() {
     let records = two_arms_interleaved("2", "rounds");
-    // Round 2 runs 600 then 200, and a cell's record is written when its last round ends.
+    // Round 2 runs 2,000 then 200, and a cell's record is written when its last round ends.
     let order: Vec<_> = records.iter().map(|r| (r.kind, r.variant["sleep_us"].as_i64())).collect();
-    assert_eq!(order, [(Kind::Measurement, Some(600)), (Kind::Measurement, Some(200)), (Kind::Verdict, Some(600))]);
+    let expected = [(Kind::Measurement, Some(2000)), (Kind::Measurement, Some(200)), (Kind::Verdict, Some(2000))];
+    assert_eq!(order, expected);
     assert_eq!(
         records[2].verdict.as_ref().unwrap().against.as_ref().unwrap()["sleep_us"],
         200,
