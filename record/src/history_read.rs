@@ -9,38 +9,9 @@ use super::{Group, GroupKey, History, keep_newest};
 use crate::Kind;
 use crate::fold::fold_lines;
 use crate::lines::RawLine;
+use crate::nightly::Nightly;
+use crate::peek::Peek;
 use crate::scan::Scanned;
-
-/// What places a record in a history: read from every line, while the rest of the line is only skipped over.
-#[derive(serde::Deserialize)]
-struct Peek {
-    schema: u32,
-    bench: String,
-    kind: Kind,
-    run: PeekRun,
-    #[serde(default)]
-    variant: std::collections::BTreeMap<String, serde_json::Value>,
-    #[serde(default)]
-    metrics: std::collections::BTreeMap<String, PeekMetric>,
-    #[serde(default)]
-    verdict: Option<PeekVerdict>,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekRun {
-    ts_ms: u64,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekMetric {
-    value: f64,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekVerdict {
-    #[serde(default)]
-    metric: Option<String>,
-}
 
 impl History {
     /// Folds every record of the stream at `path`, as [`reader::records`](crate::reader::records) reads it:
@@ -52,18 +23,41 @@ impl History {
     /// valid record is reported then, and its series shows its other kept records (or is left out when it has
     /// none); a line that is never kept is not checked beyond what places it (`verify` checks every one).
     pub fn read(&mut self, path: &Path) -> Result<()> {
+        self.read_beside(path, None)
+    }
+
+    /// [`History::read`], and every value of the stream into `nightly` in the same pass (each line parsed
+    /// once): what a report that also shows change points reads.
+    pub fn read_beside(&mut self, path: &Path, mut nightly: Option<&mut Nightly>) -> Result<()> {
         let (file, needs) = (self.files, self.needs);
         self.files += 1;
+        let nightly_file = nightly.as_mut().map(|n| n.next_file());
         let folded = fold_lines(
             path,
-            || History::new(needs),
-            |part, line| part.peek(line, file),
-            |part, entry| part.push_at(History::arrival(entry.record), (file << 40) | entry.line as u64),
+            || (History::new(needs), nightly_file.map(|_| Nightly::default())),
+            |(history, nightly), line| {
+                let Some((peek, text)) = Peek::of(line) else { return false };
+                let variant = peek.variant_key();
+                if let (Some(nightly), Some(of)) = (nightly.as_mut(), nightly_file) {
+                    nightly.place(&peek, &variant, (of << 40) | line.line as u64);
+                }
+                history.place(peek, variant, line, text, file);
+                true
+            },
+            |(history, nightly), entry| {
+                if let (Some(nightly), Some(of)) = (nightly.as_mut(), nightly_file) {
+                    nightly.add(&entry.record, (of << 40) | entry.line as u64);
+                }
+                history.push_at(History::arrival(entry.record), (file << 40) | entry.line as u64)
+            },
         )?;
         let mut problems = folded.problems;
         let mut records = folded.records as u64;
-        for part in folded.parts {
+        for (part, values) in folded.parts {
             self.merge(part);
+            if let (Some(nightly), Some(values)) = (nightly.as_mut(), values) {
+                nightly.absorb(values);
+            }
         }
         records -= self.parse_pending(&path.display().to_string(), &mut problems);
         problems.sort_by_key(|(line, _)| *line);
@@ -71,17 +65,10 @@ impl History {
         crate::reader::warn(path, &problems, records as usize)
     }
 
-    /// Places the record on `line` from the fields that place it, keeping its text if it is among the newest
-    /// of its series; false when the line must be parsed whole (not a schema-1 record, or not readable so).
-    fn peek(&mut self, line: &RawLine<'_>, file: u64) -> bool {
-        let Ok(text) = std::str::from_utf8(line.raw) else { return false };
-        let Ok(peek) = serde_json::from_str::<Peek>(text) else { return false };
-        if peek.schema != crate::SCHEMA {
-            return false;
-        }
+    /// Places the record on `line` from its peek, keeping its text if it is among the newest of its series.
+    fn place(&mut self, peek: Peek<'_>, variant: String, line: &RawLine<'_>, text: &str, file: u64) {
         let verdict = (peek.kind == Kind::Verdict).then(|| peek.verdict.and_then(|v| v.metric).unwrap_or_default());
-        let variant = serde_json::to_string(&peek.variant).expect("variants serialize");
-        let key = GroupKey { series: (peek.bench, variant), verdict };
+        let key = GroupKey { series: (peek.bench.into_owned(), variant), verdict };
         let at = (peek.run.ts_ms, (file << 40) | line.line as u64);
         self.records += 1;
         let needs = self.needs;
@@ -91,10 +78,10 @@ impl History {
             for (name, metric) in peek.metrics {
                 let point = (at.0, at.1, metric.value);
                 if needs.trend > 0 {
-                    keep_newest(group.trend.entry(name.clone()).or_default(), point, |p| (p.0, p.1), needs.trend);
+                    keep_newest(group.trend.entry(name.to_string()).or_default(), point, |p| (p.0, p.1), needs.trend);
                 }
                 if needs.buckets > 0 {
-                    group.buckets.entry(name).or_default().push(point, needs.buckets);
+                    group.buckets.entry(name.into_owned()).or_default().push(point, needs.buckets);
                 }
             }
         }
@@ -102,7 +89,6 @@ impl History {
         if group.pending.len() < keep || group.pending[0].0 < at {
             keep_newest(&mut group.pending, (at, (line.line, text.to_string())), |(at, _)| *at, keep);
         }
-        true
     }
 
     /// Parses the kept lines of every series whole; a line that is not a valid record is reported with its

@@ -26,6 +26,7 @@ pub mod fold;
 pub mod history;
 pub mod merge;
 pub mod nightly;
+mod peek;
 pub mod reader;
 pub mod scan;
 pub mod sink;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use crate::fold::fold_lines;
-use crate::lines::RawLine;
-use crate::{Conditions, Kind, Record, SCHEMA};
+use crate::peek::Peek;
+use crate::{Conditions, Kind, Record};
 
 /// A series of the nightly history.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,6 +46,9 @@ pub struct Point {
     pub run: Arc<RunOf>,
 }
 
+/// Series by bench, variant and machine, then by metric.
+type Groups = HashMap<Box<str>, Vec<(Box<str>, Series)>>;
+
 /// What names the run of a point.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RunOf {
@@ -69,163 +72,150 @@ pub struct Series {
 pub struct Nightly {
     /// Per bench, variant and machine (`bench\0variant\0machine`), its metrics' series: a record finds its own
     /// without allocating a key (1M records hold ~5M values).
-    groups: HashMap<Box<str>, Vec<(Box<str>, Series)>>,
+    groups: Groups,
+    /// The groups other workers read, kept as they are until [`Nightly::into_sorted`] joins them: joined as
+    /// they came, each series' vector would grow by doubling once more, and the peak with it.
+    absorbed: Vec<Groups>,
     /// Each run once.
     runs: HashMap<RunOf, Arc<RunOf>>,
     /// The key being looked up.
     key: String,
+    /// The run of the record before (a run's records come together): found without a lookup.
+    last_run: Option<Arc<RunOf>>,
     files: u64,
-}
-
-/// What a line gives of itself, read without parsing the rest of it.
-#[derive(serde::Deserialize)]
-struct Peek {
-    schema: u32,
-    bench: String,
-    kind: Kind,
-    run: PeekRun,
-    #[serde(default)]
-    variant: BTreeMap<String, serde_json::Value>,
-    #[serde(default)]
-    metrics: BTreeMap<String, PeekMetric>,
-    #[serde(default)]
-    cell: Option<PeekCell>,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekRun {
-    ts_ms: u64,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    commit: Option<String>,
-    host: String,
-    cpu: String,
-    #[serde(default)]
-    profile: String,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekMetric {
-    value: f64,
-    higher_is_better: bool,
-    #[serde(default)]
-    ci95: Option<[f64; 2]>,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekCell {
-    #[serde(default)]
-    conditions: Option<Conditions>,
 }
 
 impl Nightly {
     /// Adds every measurement of the stream at `path`; skipped lines are reported on stderr, and a stream
     /// without one readable record is an error, as every reader of results streams does.
     pub fn read(&mut self, path: &Path) -> Result<()> {
-        let file = self.files;
-        self.files += 1;
+        let file = self.next_file();
         let folded = fold_lines(
             path,
             Nightly::default,
-            |part, line| part.peek(line, file),
+            |part, line| {
+                let Some((peek, _)) = Peek::of(line) else { return false };
+                part.place(&peek, &peek.variant_key(), (file << 40) | line.line as u64);
+                true
+            },
             |part, entry| part.add(&entry.record, (file << 40) | entry.line as u64),
         )?;
         for part in folded.parts {
-            for (key, metrics) in part.groups {
-                let into = self.groups.entry(key).or_default();
-                for (metric, series) in metrics {
-                    let at = series_of(into, &metric);
-                    at.higher_is_better = series.higher_is_better;
-                    at.points.extend(series.points);
-                }
-            }
+            self.absorb(part);
         }
         let problems: Vec<String> = folded.problems.into_iter().map(|(_, p)| p).collect();
         crate::reader::warn(path, &problems, folded.records)
     }
 
+    /// The number of the next stream read, which orders its records after those of the streams before.
+    pub(crate) fn next_file(&mut self) -> u64 {
+        self.files += 1;
+        self.files - 1
+    }
+
+    /// Adds the series of `part`, read from the same stream by another worker.
+    pub(crate) fn absorb(&mut self, part: Nightly) {
+        self.absorbed.push(part.groups);
+        self.absorbed.extend(part.absorbed);
+    }
+
     /// The series, each in run order (time, then file and line), without repeated records.
     pub fn into_sorted(self) -> BTreeMap<NightlyKey, Series> {
         let mut sorted = BTreeMap::new();
-        for (key, metrics) in self.groups {
-            let mut parts = key.split('\0').map(str::to_string);
-            let (bench, variant, machine) =
-                (parts.next().unwrap_or_default(), parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
-            for (metric, mut series) in metrics {
-                series.points.sort_by_key(|p| (p.ts_ms, p.at));
-                series.points.dedup_by(|b, a| a.ts_ms == b.ts_ms && a.run == b.run && a.value == b.value);
-                let (bench, variant, machine) = (bench.clone(), variant.clone(), machine.clone());
-                sorted.insert(NightlyKey { bench, variant, metric: metric.into(), machine }, series);
+        let mut all = self.absorbed;
+        all.push(self.groups);
+        for i in 0..all.len() {
+            for (key, metrics) in std::mem::take(&mut all[i]) {
+                let mut parts = vec![metrics];
+                parts.extend(all[i + 1..].iter_mut().filter_map(|later| later.remove(&key)));
+                let mut names = key.split('\0').map(str::to_string);
+                let (bench, variant, machine) = (
+                    names.next().unwrap_or_default(),
+                    names.next().unwrap_or_default(),
+                    names.next().unwrap_or_default(),
+                );
+                for (metric, series) in joined(parts) {
+                    let (bench, variant, machine) = (bench.clone(), variant.clone(), machine.clone());
+                    sorted.insert(NightlyKey { bench, variant, metric: metric.into(), machine }, series);
+                }
             }
         }
         sorted
     }
 
-    fn peek(&mut self, line: &RawLine<'_>, file: u64) -> bool {
-        let Ok(text) = std::str::from_utf8(line.raw) else { return false };
-        let Ok(peek) = serde_json::from_str::<Peek>(text) else { return false };
-        if peek.schema != SCHEMA {
-            return false;
+    /// Adds the values of a peeked line at `at` (its file and line), `variant` its canonical JSON.
+    pub(crate) fn place(&mut self, peek: &Peek<'_>, variant: &str, at: u64) {
+        if peek.kind != Kind::Measurement {
+            return;
         }
-        if peek.kind == Kind::Measurement {
-            let conditions = peek.cell.and_then(|c| c.conditions).unwrap_or_default();
-            let run = peek.run;
-            let metrics = peek.metrics.into_iter().map(|(name, m)| (name, m.value, m.higher_is_better, m.ci95));
-            let doubtful = doubtful(&conditions, &run.profile);
-            let machine = format!("{} / {}", run.host, run.cpu);
-            let run_of = self.run(RunOf { id: run.id, commit: run.commit });
-            let at = (file << 40) | line.line as u64;
-            let point = Point { ts_ms: run.ts_ms, at, value: 0.0, log_se: 0.0, doubtful, run: run_of };
-            self.push(&peek.bench, &peek.variant, &machine, point, metrics);
-        }
-        true
+        let (run, conditions) = (&peek.run, peek.cell.as_ref().and_then(|c| c.conditions.as_ref()));
+        let point = self.point(run.ts_ms, at, (run.id.as_deref(), run.commit.as_deref()), conditions, &run.profile);
+        let metrics = peek.metrics.iter().map(|(name, m)| (&**name, m.value, m.higher_is_better, m.ci95));
+        self.push(&peek.bench, variant, (&run.host, &run.cpu), point, metrics);
     }
 
     /// A record the fast path could not read (parsed whole): the same, from the record.
-    fn add(&mut self, record: &Record, at: u64) {
+    pub(crate) fn add(&mut self, record: &Record, at: u64) {
         if record.kind != Kind::Measurement {
             return;
         }
-        let conditions = record.cell.as_ref().and_then(|c| c.conditions.clone()).unwrap_or_default();
-        let run = &record.run;
-        let metrics = record.metrics.iter().map(|(name, m)| (name.clone(), m.value, m.higher_is_better, m.ci95));
-        let doubtful = doubtful(&conditions, &run.profile);
-        let machine = format!("{} / {}", run.host, run.cpu);
-        let run_of = self.run(RunOf { id: run.id.clone(), commit: run.commit.clone() });
-        let point = Point { ts_ms: run.ts_ms, at, value: 0.0, log_se: 0.0, doubtful, run: run_of };
-        self.push(&record.bench, &record.variant, &machine, point, metrics);
+        let (run, conditions) = (&record.run, record.cell.as_ref().and_then(|c| c.conditions.as_ref()));
+        let point = self.point(run.ts_ms, at, (run.id.as_deref(), run.commit.as_deref()), conditions, &run.profile);
+        let metrics = record.metrics.iter().map(|(name, m)| (name.as_str(), m.value, m.higher_is_better, m.ci95));
+        let variant = serde_json::to_string(&record.variant).expect("variants serialize");
+        self.push(&record.bench, &variant, (&run.host, &run.cpu), point, metrics);
+    }
+
+    /// What the points of one record share: time, place, run, and whether its conditions or build (`profile`)
+    /// make its numbers doubtful.
+    fn point(
+        &mut self,
+        ts_ms: u64,
+        at: u64,
+        (id, commit): (Option<&str>, Option<&str>),
+        conditions: Option<&Conditions>,
+        profile: &str,
+    ) -> Point {
+        let doubtful = conditions.is_some_and(|c| !c.doubts().is_empty()) || profile == "debug";
+        Point { ts_ms, at, value: 0.0, log_se: 0.0, doubtful, run: self.run(id, commit) }
     }
 
     /// The run's one shared allocation.
-    fn run(&mut self, run: RunOf) -> Arc<RunOf> {
-        match self.runs.get(&run) {
+    fn run(&mut self, id: Option<&str>, commit: Option<&str>) -> Arc<RunOf> {
+        if let Some(last) = &self.last_run
+            && last.id.as_deref() == id
+            && last.commit.as_deref() == commit
+        {
+            return last.clone();
+        }
+        let run = RunOf { id: id.map(str::to_string), commit: commit.map(str::to_string) };
+        let shared = match self.runs.get(&run) {
             Some(shared) => shared.clone(),
             None => self.runs.entry(run.clone()).or_insert_with(|| Arc::new(run)).clone(),
-        }
+        };
+        self.last_run = Some(shared.clone());
+        shared
     }
 
-    /// One point per metric of a measurement (`point` holds what they share).
-    fn push(
+    /// One point per metric of a measurement (`point` holds what they share), on `machine` (host, cpu).
+    fn push<'m>(
         &mut self,
         bench: &str,
-        variant: &BTreeMap<String, serde_json::Value>,
-        machine: &str,
+        variant: &str,
+        machine: (&str, &str),
         point: Point,
-        metrics: impl Iterator<Item = (String, f64, bool, Option<[f64; 2]>)>,
+        metrics: impl Iterator<Item = (&'m str, f64, bool, Option<[f64; 2]>)>,
     ) {
         self.key.clear();
-        self.key.push_str(bench);
-        self.key.push('\0');
-        self.key.push_str(&serde_json::to_string(variant).expect("variants serialize"));
-        self.key.push('\0');
-        self.key.push_str(machine);
+        for part in [bench, "\0", variant, "\0", machine.0, " / ", machine.1] {
+            self.key.push_str(part);
+        }
         if !self.groups.contains_key(self.key.as_str()) {
             self.groups.insert(self.key.as_str().into(), Vec::new());
         }
         let group = self.groups.get_mut(self.key.as_str()).expect("inserted above");
         for (metric, value, higher_is_better, ci95) in metrics {
-            let series = series_of(group, &metric);
+            let series = series_of(group, metric);
             series.higher_is_better = higher_is_better;
             let log_se =
                 ci95.filter(|[lo, hi]| *lo > 0.0 && hi > lo).map_or(0.0, |[lo, hi]| (hi.ln() - lo.ln()) / (2.0 * 1.96));
@@ -246,9 +236,29 @@ fn series_of<'a>(metrics: &'a mut Vec<(Box<str>, Series)>, metric: &str) -> &'a 
     &mut metrics[at].1
 }
 
-/// Whether a measurement's number is doubtful: its conditions say so, or benchhost ran as a debug build.
-fn doubtful(conditions: &Conditions, profile: &str) -> bool {
-    !conditions.doubts().is_empty() || profile == "debug"
+/// The series of one bench, variant and machine as the workers read them, joined: each series' points in one
+/// vector, in run order, a record read twice once.
+fn joined(parts: Vec<Vec<(Box<str>, Series)>>) -> Vec<(Box<str>, Series)> {
+    let mut by_metric: Vec<(Box<str>, bool, Vec<Vec<Point>>)> = Vec::new();
+    for (metric, series) in parts.into_iter().flatten() {
+        match by_metric.iter_mut().find(|(name, ..)| *name == metric) {
+            Some((_, _, chunks)) => chunks.push(series.points),
+            None => by_metric.push((metric, series.higher_is_better, vec![series.points])),
+        }
+    }
+    // Into the largest chunk, grown and then shrunk in place where the allocator can: a fresh vector per series
+    // would come from another thread's arena than the chunks freed, and 1M records peaked ~100 MB higher.
+    let join = |(metric, higher_is_better, mut chunks): (Box<str>, bool, Vec<Vec<Point>>)| {
+        let largest = (0..chunks.len()).max_by_key(|&i| chunks[i].len()).expect("a series has a chunk");
+        let mut points = chunks.swap_remove(largest);
+        points.reserve_exact(chunks.iter().map(Vec::len).sum());
+        chunks.into_iter().for_each(|chunk| points.extend(chunk));
+        points.sort_by_key(|p| (p.ts_ms, p.at));
+        points.dedup_by(|b, a| a.ts_ms == b.ts_ms && a.run == b.run && a.value == b.value);
+        points.shrink_to_fit();
+        (metric, Series { higher_is_better, points })
+    };
+    by_metric.into_iter().map(join).collect()
 }
 
 #[cfg(test)]

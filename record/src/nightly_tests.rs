@@ -59,3 +59,31 @@ fn a_stream_of_nothing_readable_is_an_error() {
     let err = Nightly::default().read(&path).unwrap_err().to_string();
     assert!(err.contains("holds no readable record"), "{err}");
 }
+
+#[test]
+fn read_beside_a_history_it_holds_what_it_holds_read_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    // Enough lines that both workers fold some, two streams, and an escaped metric name (a name the peek
+    // cannot borrow from the line).
+    let lines: Vec<String> = (0..3000).map(|i| line(i, &format!("r{}", i % 7), "h", 1.0 + i as f64, 0.5)).collect();
+    std::fs::write(&first, lines.join("\n")).unwrap();
+    let escaped = line(9000, "r9", "h", 2.0, 0.5).replace(r#""m":"#, r#""m\u0041":"#);
+    std::fs::write(&second, [line(5000, "r8", "other", 3.0, 9.0), escaped].join("\n")).unwrap();
+
+    let mut alone = Nightly::default();
+    let mut history_alone = crate::history::History::new(crate::history::Needs::newest(2));
+    let (mut beside, mut history) =
+        (Nightly::default(), crate::history::History::new(crate::history::Needs::newest(2)));
+    for path in [&first, &second] {
+        alone.read(path).unwrap();
+        history_alone.read(path).unwrap();
+        history.read_beside(path, Some(&mut beside)).unwrap();
+    }
+    let (alone, beside) = (alone.into_sorted(), beside.into_sorted());
+    assert_eq!(alone.len(), 3, "{:?}", alone.keys());
+    assert_eq!(alone.values().next().unwrap().points.len(), 3000);
+    assert_eq!(alone, beside);
+    assert_eq!(history.records(), history_alone.records());
+    assert_eq!(history.into_records(), history_alone.into_records());
+}

@@ -59,6 +59,29 @@ fn nights_in_doubtful_conditions_are_left_out() {
 }
 
 #[test]
+fn the_sliding_windows_hold_what_a_fresh_reading_holds() {
+    let mut series = nights(400, 0.03, &[(200, 1.1)], 6);
+    for at in [0, 3, 31, 32, 90, 199, 200, 250, 399] {
+        series[at].doubtful = true;
+    }
+    series[120].log_value = series[119].log_value; // equal values leave one at a time
+    for start in [0, 7, 150] {
+        let mut slid = Windows::default();
+        for k in start + 1..series.len() {
+            window_z(&series, start, k, &mut slid);
+            let mut fresh = Windows::default();
+            fresh.move_to(&series, start, k);
+            assert_eq!((&slid.left, &slid.right, &slid.own), (&fresh.left, &fresh.right, &fresh.own), "at {k}");
+            let (cl, cr) = (median_sorted(&slid.left), median_sorted(&slid.right));
+            let residuals = slid.left.iter().map(|v| (v - cl).abs()).chain(slid.right.iter().map(|v| (v - cr).abs()));
+            assert_eq!(pooled_mad(&slid.left, cl, &slid.right, cr), median(residuals), "at {k}");
+            assert_eq!(median_sorted(&slid.left), median(slid.left.iter().rev().copied()), "at {k}");
+            assert!(slid.left.len() <= WINDOW && slid.right.len() <= WINDOW && slid.own.len() <= 2 * WINDOW);
+        }
+    }
+}
+
+#[test]
 fn a_noisy_night_weighs_less() {
     // How far one night's value moves the statistic: by its weight, which its own CI95 lowers. Nights
     // alternate around 0, so medians and spread stay put while night 40 moves.
@@ -67,9 +90,9 @@ fn a_noisy_night_weighs_less() {
         .collect();
     let moved = |series: &mut Vec<Night>| {
         series[40].log_value = 0.01;
-        let before = window_z(series, 0, 30, &mut Scratch::default());
+        let before = window_z(series, 0, 30, &mut Windows::default());
         series[40].log_value = 0.02;
-        window_z(series, 0, 30, &mut Scratch::default()) - before
+        window_z(series, 0, 30, &mut Windows::default()) - before
     };
     let plain = moved(&mut series);
     series[40].log_se = 0.1;

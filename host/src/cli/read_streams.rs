@@ -23,6 +23,20 @@ pub(crate) fn history(files: &[PathBuf], needs: Needs) -> Result<History> {
     Ok(history)
 }
 
+/// [`history`] of `files` and, when `values` is true, [`nightly`] too, from the same pass (each line parsed
+/// once): what a report that also shows change points reads.
+pub(crate) fn history_beside_nightly(
+    files: &[PathBuf],
+    needs: Needs,
+    values: bool,
+) -> Result<(History, Option<BTreeMap<NightlyKey, Series>>)> {
+    let (mut history, mut nightly) = (History::new(needs), values.then(Nightly::default));
+    for file in files {
+        history.read_beside(file, nightly.as_mut())?;
+    }
+    Ok((history, nightly.map(Nightly::into_sorted)))
+}
+
 /// Every measured value of `files`, per series in run order (see [`Nightly`]): the history change points
 /// are found in.
 pub(crate) fn nightly(files: &[PathBuf]) -> Result<BTreeMap<NightlyKey, Series>> {

@@ -72,15 +72,16 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         // The newest runs, then where the history of the files changed (a warehouse's export here holds
         // only its newest runs: `trend --warehouse` reads all of it).
         Format::Md => {
-            let changes = change_points_of(&args.files, args.change_points)?;
+            let (history, changes) = read_with_changes(&files, Needs::newest(2), args)?;
             let section = match report::trend::markdown(&changes) {
                 text if text.is_empty() => text,
                 text => format!("\n{text}"),
             };
-            export::markdown(&read_streams::newest(&files, 2)?, args.threshold) + &section
+            export::markdown(&history.into_records(), args.threshold) + &section
         }
         Format::Html => {
-            html::page(&read_streams::history(&files, html::NEEDS)?, &change_points_of(&files, args.change_points)?)
+            let (history, changes) = read_with_changes(&files, html::NEEDS, args)?;
+            html::page(&history, &changes)
         }
         Format::Bmf | Format::Gab => {
             let records = read_streams::newest(&files, 1)?;
@@ -99,12 +100,18 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// With `--change-points`, those of every series of `files`; none without.
-fn change_points_of(files: &[PathBuf], wanted: bool) -> Result<Vec<change_points::SeriesChanges>> {
-    match wanted {
-        true => Ok(change_points::of_history(read_streams::nightly(files)?, |_| true, scan::threads())),
-        false => Ok(Vec::new()),
-    }
+/// The history of `files` the report needs and, without `--no-change-points` and with files given (a warehouse's export
+/// holds only its newest runs: `trend --warehouse` reads all of it), the change points of every series, read
+/// in the same pass.
+fn read_with_changes(
+    files: &[PathBuf],
+    needs: Needs,
+    args: &ReportArgs,
+) -> Result<(benchhost_record::history::History, Vec<change_points::SeriesChanges>)> {
+    let wanted = !args.no_change_points && args.source.warehouse.is_none();
+    let (history, values) = read_streams::history_beside_nightly(files, needs, wanted)?;
+    let changes = values.map(|values| change_points::of_history(values, |_| true, scan::threads()));
+    Ok((history, changes.unwrap_or_default()))
 }
 
 /// The series a format that holds numbers only leaves out, on stderr.

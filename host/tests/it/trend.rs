@@ -87,9 +87,10 @@ fn trend_finds_each_change_with_its_run_and_direction_and_gates_on_a_recent_regr
 fn the_markdown_report_lists_the_change_points_after_the_newest_runs() {
     let sandbox = Sandbox::new();
     history(&sandbox);
-    let plain = sandbox.cmd().args(["report", "nightly.jsonl", "--format", "md"]).assert().success();
-    assert!(!String::from_utf8_lossy(&plain.get_output().stdout).contains("Change points"), "only when asked");
-    let out = sandbox.cmd().args(["report", "nightly.jsonl", "--format", "md", "--change-points"]).assert().success();
+    let args = ["report", "nightly.jsonl", "--format", "md", "--no-change-points"];
+    let plain = sandbox.cmd().args(args).assert().success();
+    assert!(!String::from_utf8_lossy(&plain.get_output().stdout).contains("Change points"), "left out when asked");
+    let out = sandbox.cmd().args(["report", "nightly.jsonl", "--format", "md"]).assert().success();
     let md = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let section = md.split("## Change points\n\n").nth(1).unwrap_or_else(|| panic!("{md}"));
     let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| querier") || l.starts_with("| wal")).collect();
@@ -109,7 +110,7 @@ fn the_markdown_report_lists_the_change_points_after_the_newest_runs() {
 
     // A report of one run has no history to scan: no section.
     sandbox.write("one.jsonl", &line("wal", "h", 0, "roundtrip_time", false, 100.0));
-    let out = sandbox.cmd().args(["report", "one.jsonl", "--format", "md", "--change-points"]).assert().success();
+    let out = sandbox.cmd().args(["report", "one.jsonl", "--format", "md"]).assert().success();
     assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("Change points"));
 }
 
@@ -122,7 +123,7 @@ fn the_html_report_marks_each_change_point_and_lists_the_newest_first() {
     };
     let sandbox = Sandbox::new();
     history(&sandbox);
-    let args = ["report", "nightly.jsonl", "--format", "html", "--change-points", "--out", "r.html"];
+    let args = ["report", "nightly.jsonl", "--format", "html", "--out", "r.html"];
     sandbox.cmd().args(args).assert().success();
     let page = sandbox.path().join("r.html");
     let html = std::fs::read_to_string(&page).unwrap();
