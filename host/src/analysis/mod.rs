@@ -8,3 +8,4 @@ pub(crate) mod decision;
 pub(crate) mod duel;
 pub(crate) mod instructions;
 pub(crate) mod rounds;
+mod scan_windows;
