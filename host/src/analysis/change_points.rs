@@ -26,10 +26,9 @@ use std::collections::BTreeMap;
 
 use benchhost_record::nightly::{NightlyKey, Point, Series};
 
+pub use crate::analysis::scan_windows::{Night, WINDOW};
 use crate::analysis::scan_windows::{Windows, left_from, median_sorted, pooled_mad, right_to};
 
-/// Nights on each side of a candidate, at most.
-pub const WINDOW: usize = 30;
 /// Nights on each side of a candidate, at least (fewer: no candidate there).
 pub const MIN_SIDE: usize = 5;
 /// |z| that opens an excursion. On the corpus's step-free series, 5 gave 0.02 false change points per 1,000
@@ -37,17 +36,6 @@ pub const MIN_SIDE: usize = 5;
 pub const Z: f64 = 5.0;
 /// Nights after a change point from which it is final (see the module's documentation).
 pub const SETTLED_AFTER: usize = 2 * WINDOW;
-
-/// One night of a series.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Night {
-    /// ln of the night's value.
-    pub log_value: f64,
-    /// Standard error of that, from the record's own CI95 (0 when it has none).
-    pub log_se: f64,
-    /// Ran in conditions that make its number doubtful: left out of every statistic.
-    pub doubtful: bool,
-}
 
 /// A change point of a series.
 #[derive(Debug, Clone, Copy, PartialEq)]

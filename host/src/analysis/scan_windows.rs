@@ -1,7 +1,19 @@
 //! The two sides of the change-point scan at one night (see `change_points`), kept sorted as the scan slides
 //! from night to night, and the medians read from them.
 
-use crate::analysis::change_points::{Night, WINDOW};
+/// Nights on each side of a candidate, at most.
+pub const WINDOW: usize = 30;
+
+/// One night of a series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Night {
+    /// ln of the night's value.
+    pub log_value: f64,
+    /// Standard error of that, from the record's own CI95 (0 when it has none).
+    pub log_se: f64,
+    /// Ran in conditions that make its number doubtful: left out of every statistic.
+    pub doubtful: bool,
+}
 
 /// The usable nights of the scan's two sides at one night, each kept sorted as the scan slides from night to
 /// night (a night in and a night out per side) rather than selected afresh: a history of 1M records holds ~5M
