@@ -96,7 +96,7 @@ fn measure(
     // One batch size for both, sized on the slower side: the ratio of two samples is then the ratio of the
     // arms' times per iteration.
     let batch = ((task.sample_ns as f64 / per_iteration).ceil() as u64).max(1);
-    for pair in 0..task.pairs {
+    for pair in 0..pairs_within_budget(task, batch as f64 * per_iteration) {
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         let mut ns = [0u64; 2];
         for s in turn {
@@ -108,6 +108,18 @@ fn measure(
     emit(Message::Stopped { reason: Stop::Samples });
     Ok(())
 }
+
+/// The pairs to take when a sample lasts `sample_ns`: the task's pairs were counted at its `sample_ns`, and a
+/// rig whose one iteration is longer (a 26 ms compaction against 10 ms samples) would spend that many times the
+/// plan's measurement time; it takes as many as fit in it instead, at least [`MIN_PAIRS`]. The verdict's
+/// interval is made of the spread between processes, so fewer pairs in each widen it honestly.
+fn pairs_within_budget(task: &DuelTask, sample_ns: f64) -> u32 {
+    let budget = task.pairs as f64 * task.sample_ns as f64;
+    ((budget / sample_ns.max(1.0)).round() as u32).clamp(MIN_PAIRS.min(task.pairs), task.pairs)
+}
+
+/// Pairs of samples in a process, at least (unless the task asks for fewer).
+pub const MIN_PAIRS: u32 = 10;
 
 /// A run-style duel: one warm-up run of each side when a warm-up is asked for, then pairs of runs, one of each
 /// side, the side that goes first swapped every pair (A B B A ...), so a drift of the machine over the process

@@ -35,7 +35,7 @@ pub fn main() -> i32 {
     // size never shapes the main heap, where a count's rig lives (see `count.rs`).
     let task = std::thread::scope(|s| s.spawn(read_task).join().unwrap_or_else(|_| Err("panicked".into())));
     match task {
-        Ok(Task::Probe { path, pin }) => match library::open(&path, pin.as_deref(), None) {
+        Ok(Task::Probe { path, pin }) => match library::open(&path, pin.as_deref(), library::Load::InPlace) {
             Ok(opened) => out.send(&Message::Plugin { info: opened.info, sha256: Some(opened.sha256) }),
             Err(reason) => out.send(&Message::Rejected { reason }),
         },

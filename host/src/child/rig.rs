@@ -13,8 +13,9 @@ use crate::proc::protocol::{CellTask, Message, Phase};
 
 /// Opens `task`'s library (sending its [`Message::Plugin`]); its root module and the rig's style.
 pub(crate) fn load(task: &CellTask, send: &mut dyn FnMut(Message)) -> Result<(PluginRef, Style), (Phase, RigError)> {
+    let sealed = task.sealed.as_ref().map(|(fd, sha256)| (*fd, sha256.as_str()));
     let library::Opened { root, info, sha256 } =
-        library::open(&task.plugin_path, task.pin.as_deref(), Some(&task.scratch_dir))
+        library::open(&task.plugin_path, task.pin.as_deref(), library::Load::PrivateCopy { sealed })
             .map_err(|reason| (Phase::Load, RigError::new(reason)))?;
     let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
         let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use abi_stable::library::{LibraryError, RawLibrary, lib_header_from_path};
 use benchhost_plugin_api::abi::{API_VERSION, API_VERSION_SYMBOL, PluginInfo, PluginRef};
 
+use crate::plugin::sealed::open_inherited;
+
 /// A library opened in this process: its root module, what it says of itself, and the SHA-256 of the very
 /// bytes that were loaded.
 pub struct Opened {
@@ -25,16 +27,34 @@ pub struct Opened {
     pub sha256: String,
 }
 
+/// How a child loads a library.
+#[derive(Debug, Clone, Copy)]
+pub enum Load<'a> {
+    /// From its file, hashed through the descriptor it is loaded from (a probe).
+    InPlace,
+    /// From a private copy of its own (see [`private_copy`]): of the file, hashed as it is copied, or of the
+    /// run's sealed memfd of it (`(descriptor, its SHA-256)`, see `plugin::sealed`), whose hash holds.
+    PrivateCopy { sealed: Option<(i32, &'a str)> },
+}
+
 /// Loads the library at `path` and reads its self-description; with a `pin`, only if its SHA-256 is that. The
-/// file is opened once, hashed through that descriptor and loaded through `/proc/self/fd/N`: the code that runs
-/// is the code that was hashed, even if the path is replaced after the parent checked it. With `copy_into`, what
-/// is loaded is a private copy written there as it is hashed (and unlinked at once): see [`private_copy`]. The
-/// error is one line.
-pub fn open(path: &Path, pin: Option<&str>, copy_into: Option<&Path>) -> Result<Opened, String> {
-    let original = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let (file, sha256) = match copy_into {
-        Some(dir) => private_copy(&original, dir)?,
-        None => {
+/// file is opened once, hashed through that descriptor (or copied from the run's sealed memfd of it) and
+/// loaded through `/proc/self/fd/N`: the code that runs is the code that was hashed, even if the path is
+/// replaced after the parent checked it. The error is one line.
+pub fn open(path: &Path, pin: Option<&str>, load: Load<'_>) -> Result<Opened, String> {
+    let (file, sha256) = match load {
+        // A child that did not inherit the sealed descriptor (a wrapper closed it) reads the file instead.
+        Load::PrivateCopy { sealed: Some((fd, sha256)) } if let Ok(sealed) = open_inherited(fd) => {
+            let (copy, _) = private_copy(sealed, false)?;
+            (copy, sha256.to_string())
+        }
+        Load::PrivateCopy { .. } => {
+            let original = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+            let (copy, sha256) = private_copy(original, true)?;
+            (copy, sha256.expect("hashed as copied"))
+        }
+        Load::InPlace => {
+            let original = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
             let sha256 = sha256_of(&original).map_err(|e| format!("cannot read it: {e}"))?;
             (original, sha256)
         }
@@ -62,35 +82,22 @@ pub fn open(path: &Path, pin: Option<&str>, copy_into: Option<&Path>) -> Result<
     Ok(Opened { root, info, sha256 })
 }
 
-/// A copy of `original` in `dir`, unlinked as soon as it is open, and the SHA-256 of the bytes written.
+/// A copy of `source` in a memfd of this process's own, and with `hash` the SHA-256 of the bytes copied.
 ///
 /// Why: a file's pages stay in the page cache at the same physical addresses for every process that maps it, so
 /// where its code lands in the physically indexed caches is fixed per file: on the AMD EPYC VM class two
 /// byte-identical copies of a rig compared 0.4-4% apart, the same way in every process (facts.md, issue 31).
 /// A copy written by this process gets pages of its own, so that placement is drawn anew in every process and
-/// becomes between-process noise the verdict's interval carries.
-fn private_copy(original: &File, dir: &Path) -> Result<(File, String), String> {
-    use sha2::{Digest, Sha256};
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = dir.join(format!(".benchhost-plugin-{}.so", std::process::id()));
-    let fail = |e: std::io::Error| format!("copying it to {}: {e}", path.display());
-    let mut copy =
-        std::fs::OpenOptions::new().read(true).write(true).create_new(true).mode(0o700).open(&path).map_err(fail)?;
-    let result = (|| {
-        let (mut hasher, mut buffer, mut reader) = (Sha256::new(), vec![0u8; 1 << 20], original);
-        loop {
-            let n = reader.read(&mut buffer)?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buffer[..n]);
-            copy.write_all(&buffer[..n])?;
-        }
-        Ok::<_, std::io::Error>(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
-    })();
-    let _ = std::fs::remove_file(&path);
-    Ok((copy, result.map_err(fail)?))
+/// becomes between-process noise the verdict's interval carries. (A memfd rather than a file in the scratch
+/// directory: nothing for the file system to allocate and truncate.)
+fn private_copy(mut source: File, hash: bool) -> Result<(File, Option<String>), String> {
+    let fail = |e: std::io::Error| format!("copying it into memory: {e}");
+    let mut copy = crate::plugin::sealed::memfd(c"benchhost-plugin", libc::MFD_CLOEXEC).map_err(fail)?;
+    let sha256 = match hash {
+        true => Some(crate::plugin::sealed::copy_hashing(source, &mut copy).map_err(fail)?),
+        false => std::io::copy(&mut source, &mut copy).map(|_| None).map_err(fail)?,
+    };
+    Ok((copy, sha256))
 }
 
 /// SHA-256 of everything `reader` yields, lowercase hex.
@@ -155,21 +162,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_private_copy_holds_the_same_bytes_in_a_file_of_its_own_and_leaves_nothing_behind() {
+    fn a_private_copy_holds_the_same_bytes_in_memory_of_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let original = dir.path().join("libx.so");
         let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&original, &bytes).unwrap();
-        let scratch = tempfile::tempdir().unwrap();
-        let (copy, sha256) = private_copy(&File::open(&original).unwrap(), scratch.path()).unwrap();
-        assert_eq!(sha256, sha256_of(File::open(&original).unwrap()).unwrap(), "the hash is of the bytes written");
+        let (copy, sha256) = private_copy(File::open(&original).unwrap(), true).unwrap();
+        assert_eq!(sha256, Some(sha256_of(File::open(&original).unwrap()).unwrap()), "the hash of the bytes copied");
         let loaded = std::fs::read(format!("/proc/self/fd/{}", copy.as_raw_fd())).unwrap();
         assert!(loaded == bytes, "the copy holds the same bytes");
         let (a, b) = (copy.metadata().unwrap(), std::fs::metadata(&original).unwrap());
-        assert_ne!(a.ino(), b.ino(), "an inode, so page-cache pages, of its own");
-        assert_eq!(a.nlink(), 0, "unlinked as soon as it is open");
-        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0, "nothing left in the scratch directory");
-        let (again, _) = private_copy(&File::open(&original).unwrap(), scratch.path()).unwrap();
+        assert_ne!(a.ino(), b.ino(), "an inode, so pages, of its own");
+        assert_eq!(a.nlink(), 0, "in no directory");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing left beside the library");
+        let (again, unhashed) = private_copy(File::open(&original).unwrap(), false).unwrap();
+        assert_eq!(unhashed, None);
         assert_ne!(again.metadata().unwrap().ino(), a.ino(), "every load draws its own");
+    }
+
+    #[test]
+    fn a_library_whose_bytes_are_not_the_pinned_ones_is_refused_with_both_sums() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("libx.so");
+        std::fs::write(&path, b"not the pinned bytes").unwrap();
+        let actual = sha256_of(File::open(&path).unwrap()).unwrap();
+        let pin = "0".repeat(64);
+        for load in [Load::InPlace, Load::PrivateCopy { sealed: None }] {
+            let Err(err) = open(&path, Some(&pin), load) else { panic!("{load:?} loaded") };
+            assert!(
+                err.contains(&actual) && err.contains(&pin) && err.contains("(it changed after it was checked)"),
+                "{err}"
+            );
+        }
+        // A sealed copy is trusted for its sha256: a pin it does not match is refused just the same.
+        let sealed = crate::plugin::sealed::SealedLibrary::of(&path).unwrap();
+        let Err(err) = open(&path, Some(&pin), Load::PrivateCopy { sealed: Some((sealed.fd(), &sealed.sha256)) })
+        else {
+            panic!("sealed loaded")
+        };
+        assert!(err.contains(&actual), "{err}");
     }
 }

@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use benchhost_plugin_api::Descriptor;
 use benchhost_plugin_api::abi::PluginInfo;
 
 use crate::plan::matrix::Catalog;
+use crate::plugin::sealed::SealedLibrary;
 use crate::proc::executor::{End, run_child};
 use crate::proc::interrupt::signal_name;
 use crate::proc::protocol::{Message, Task};
@@ -29,12 +30,20 @@ pub struct Plugin {
     sha256: OnceLock<Option<String>>,
     /// The SHA-256 `rigs.toml` pins it to: every child that opens it checks the bytes it loads against this.
     pub pin: Option<String>,
+    /// Its bytes in a sealed memfd the children of a run copy from, made when first asked for; `None` when it
+    /// could not be made (the children read the file then).
+    sealed: OnceLock<Option<Arc<SealedLibrary>>>,
 }
 
 impl Plugin {
     /// SHA-256 of the library file, lowercase hex; `None` if it cannot be read.
     pub fn sha256(&self) -> Option<&str> {
         self.sha256.get_or_init(|| file_sha256(&self.path).ok()).as_deref()
+    }
+
+    /// Its bytes as the run's children load them: see [`SealedLibrary`].
+    pub fn sealed(&self) -> Option<&SealedLibrary> {
+        self.sealed.get_or_init(|| SealedLibrary::of(&self.path).ok().map(Arc::new)).as_deref()
     }
 }
 
@@ -108,7 +117,7 @@ impl Loader {
             }
             let pin = path.file_name().and_then(|n| trust.pins.get(n.to_str()?)).cloned();
             match probe(exe, &path, pin.as_deref()) {
-                Ok(info) => loader.plugins.push(Plugin { path, info, sha256, pin }),
+                Ok(info) => loader.plugins.push(Plugin { path, info, sha256, pin, sealed: OnceLock::new() }),
                 Err(reason) => loader.rejected.push(Rejected { path, reason }),
             }
         }

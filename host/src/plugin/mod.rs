@@ -5,4 +5,5 @@ pub(crate) mod against;
 pub(crate) mod elf;
 pub(crate) mod library;
 pub(crate) mod loader;
+pub(crate) mod sealed;
 pub(crate) mod writable;

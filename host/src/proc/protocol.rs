@@ -84,6 +84,10 @@ pub struct CellTask {
     /// The SHA-256 it must have, checked on the bytes the child loads.
     #[serde(default)]
     pub pin: Option<String>,
+    /// The run's sealed memfd of the library, inherited by the child, and the SHA-256 of its bytes: the child
+    /// copies from it without hashing again (see `plugin::sealed`). `None`: the child reads and hashes the file.
+    #[serde(default)]
+    pub sealed: Option<(i32, String)>,
     /// Rig name.
     pub rig: String,
     /// Every declared parameter with its value.

@@ -72,6 +72,7 @@ impl ChildExecutor<'_> {
         CellTask {
             plugin_path: plugin.path.clone(),
             pin: plugin.pin.clone(),
+            sealed: plugin.sealed().map(|sealed| (sealed.fd(), sealed.sha256.clone())),
             rig: cell.rig.clone(),
             params: cell.params.clone(),
             plan: cell.plan,
