@@ -69,16 +69,19 @@ impl ChildExecutor<'_> {
     fn task(&self, cell: &Cell, scratch: &Path) -> CellTask {
         let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };
         let (plugin, _) = loader.rig(&cell.rig).expect("cells are only made for loaded rigs");
+        let sealed = plugin.sealed();
+        // The bytes that run are the sealed ones: their hash names the seeds too (and the file is not hashed twice).
+        let sha256 = sealed.map(|s| s.sha256.as_str()).or_else(|| plugin.sha256());
         CellTask {
             plugin_path: plugin.path.clone(),
             pin: plugin.pin.clone(),
-            sealed: plugin.sealed().map(|sealed| (sealed.fd(), sealed.sha256.clone())),
+            sealed: sealed.map(|sealed| (sealed.fd(), sealed.sha256.clone())),
             rig: cell.rig.clone(),
             params: cell.params.clone(),
             plan: cell.plan,
             scratch_dir: scratch.to_owned(),
             quick: self.quick,
-            seed_dir: self.seeds.as_ref().zip(plugin.sha256()).map(|(seeds, sha256)| seeds.join(&sha256[..16])),
+            seed_dir: self.seeds.as_ref().zip(sha256).map(|(seeds, sha256)| seeds.join(&sha256[..16])),
             cpu: None,
         }
     }
