@@ -45,6 +45,7 @@ pub mod criterion;
 mod descriptor;
 pub mod heap;
 mod invariant;
+pub mod open_loop;
 mod rig;
 mod seed;
 pub mod slower;

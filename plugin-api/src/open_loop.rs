@@ -1,0 +1,200 @@
+//! Open-loop load for run-style rigs: operations started on a constant-rate schedule, each one's latency taken
+//! from the time it was *meant* to start, as wrk2 and OpenMessaging Benchmark do.
+//!
+//! A closed loop starts the next operation when the last one ends, so a stall delays every operation that
+//! should have started during it, and none of them is measured: coordinated omission (Gil Tene). Here
+//! operation `i` is due at `start + i x interval`; when it runs late, the time it waited counts. Both views are
+//! kept, in HDR histograms: `corrected` (from the intended start) and `uncorrected` (from the actual start, what
+//! a closed loop reports), with the achieved rate, the operations that started late and the worst lateness.
+//!
+//! # Examples
+//! ```
+//! use benchhost_plugin_api::open_loop::Schedule;
+//! let schedule = Schedule::per_second(2_000.0).unwrap();
+//! let mut done = 0;
+//! let run = schedule.drive(100, |_| { done += 1; Ok(()) }).unwrap();
+//! assert_eq!((run.ops, done), (100, 100));
+//! run.sustained().unwrap(); // a failure if the rate was not reached
+//! let observation = run.metrics(benchhost_plugin_api::Observation::new(), "append");
+//! assert!(observation.metrics.contains_key("p99_append_us_uncorrected"));
+//! ```
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::{Descriptor, Metric, Observation, RigError, Unit};
+
+/// How far below its target rate a run may fall before it is a failure, not a latency number for a load that
+/// was not applied: 5%.
+pub const SUSTAIN_MARGIN: f64 = 0.05;
+
+/// Time before an operation is due from which the driver spins instead of sleeping: a sleep wakes up to
+/// ~100 µs late on a loaded Linux VM, more than the interval of a rate of 10,000/s.
+const SPIN: Duration = Duration::from_micros(200);
+
+/// A constant-rate schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    interval_ns: u64,
+}
+
+/// What a run on a [`Schedule`] measured.
+#[derive(Debug, Clone)]
+pub struct OpenLoopRun {
+    /// Latency of each operation from its intended start to its end, ns.
+    pub corrected: Histogram<u64>,
+    /// Latency of each operation from its actual start to its end, ns (what a closed loop reports).
+    pub uncorrected: Histogram<u64>,
+    /// Operations run.
+    pub ops: u64,
+    /// Operations that started at least one interval after they were due.
+    pub late: u64,
+    /// The most an operation started after it was due.
+    pub worst_late: Duration,
+    /// From the first operation's intended start to the last one's end.
+    pub elapsed: Duration,
+    /// The rate asked for, per second.
+    pub target_per_s: f64,
+}
+
+impl Schedule {
+    /// One operation every 1/`rate` seconds. A rate that is not a positive number, or whose interval is not a
+    /// whole number of nanoseconds between 1 and `u64::MAX`, is invalid.
+    pub fn per_second(rate: f64) -> Result<Schedule, RigError> {
+        let interval = 1e9 / rate;
+        if !(rate > 0.0 && interval.is_finite() && (1.0..=u64::MAX as f64).contains(&interval)) {
+            return Err(RigError::invalid_params(format!(
+                "rate {rate}/s has no interval between 1 ns and {} ns",
+                u64::MAX
+            )));
+        }
+        Ok(Schedule { interval_ns: interval.round() as u64 })
+    }
+
+    /// The time between two intended starts.
+    pub fn interval(&self) -> Duration {
+        Duration::from_nanos(self.interval_ns)
+    }
+
+    /// The rate, per second.
+    pub fn rate(&self) -> f64 {
+        1e9 / self.interval_ns as f64
+    }
+
+    /// Runs `op(i)` for `i` in `0..ops`, each at its intended time (never early; late ones as soon as the one
+    /// before ends), and measures both latencies. The first error ends the run.
+    pub fn drive(&self, ops: u64, mut op: impl FnMut(u64) -> Result<(), RigError>) -> Result<OpenLoopRun, RigError> {
+        let histogram = || Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        let mut run = OpenLoopRun {
+            corrected: histogram(),
+            uncorrected: histogram(),
+            ops: 0,
+            late: 0,
+            worst_late: Duration::ZERO,
+            elapsed: Duration::ZERO,
+            target_per_s: self.rate(),
+        };
+        let start = Instant::now();
+        for i in 0..ops {
+            let due = start + Duration::from_nanos(self.interval_ns.saturating_mul(i));
+            wait_until(due);
+            let began = Instant::now();
+            op(i)?;
+            let ended = Instant::now();
+            let lateness = began - due;
+            run.late += u64::from(lateness.as_nanos() >= u128::from(self.interval_ns));
+            run.worst_late = run.worst_late.max(lateness);
+            let _ = run.corrected.record(nanos(ended - due));
+            let _ = run.uncorrected.record(nanos(ended - began));
+            run.ops += 1;
+        }
+        run.elapsed = start.elapsed();
+        Ok(run)
+    }
+}
+
+impl OpenLoopRun {
+    /// Operations per second over the run.
+    pub fn achieved_per_s(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// An error when the achieved rate fell below the target by more than [`SUSTAIN_MARGIN`]: its latencies are
+    /// those of a lighter load than the one asked for.
+    pub fn sustained(&self) -> Result<(), RigError> {
+        let achieved = self.achieved_per_s();
+        match achieved < self.target_per_s * (1.0 - SUSTAIN_MARGIN) {
+            true => Err(RigError::new(format!(
+                "could not sustain {}/s: achieved {}/s",
+                thousands(self.target_per_s),
+                thousands(achieved)
+            ))),
+            false => Ok(()),
+        }
+    }
+
+    /// `observation` with this run's metrics: `p50_{what}_us`, `p99_{what}_us` and `p999_{what}_us` corrected,
+    /// the same with `_uncorrected` appended, `achieved_per_s`, `late_ops` and `worst_late_us`.
+    pub fn metrics(&self, mut observation: Observation, what: &str) -> Observation {
+        for (suffix, histogram) in [("", &self.corrected), ("_uncorrected", &self.uncorrected)] {
+            for (name, q) in [("p50", 0.5), ("p99", 0.99), ("p999", 0.999)] {
+                let us = histogram.value_at_quantile(q) as f64 / 1e3;
+                observation = observation.metric(&format!("{name}_{what}_us{suffix}"), us);
+            }
+        }
+        observation
+            .metric("achieved_per_s", self.achieved_per_s())
+            .metric("late_ops", self.late as f64)
+            .metric("worst_late_us", self.worst_late.as_secs_f64() * 1e6)
+    }
+}
+
+/// `descriptor` with the metrics [`OpenLoopRun::metrics`] gives for `what` (those a closed-loop run of the
+/// rig also reports, such as `p99_{what}_us`, declared by the rig itself, are left to it).
+pub fn declare(descriptor: Descriptor, what: &str) -> Descriptor {
+    let mut descriptor = descriptor;
+    for name in ["p50", "p99", "p999"] {
+        let doc = "the same operations from their actual start, as a closed loop measures them (coordinated omission)";
+        let metric = Metric::observed(&format!("{name}_{what}_us_uncorrected"), Unit::Micros, false).doc(doc);
+        descriptor = descriptor.metric(metric);
+    }
+    descriptor
+        .metric(Metric::observed("achieved_per_s", Unit::OpsPerSec, true).doc("operations per second over the run"))
+        .metric(
+            Metric::observed("late_ops", Unit::Records, false).doc("operations started one interval or more after due"),
+        )
+        .metric(Metric::observed("worst_late_us", Unit::Micros, false).doc("the most an operation started after due"))
+}
+
+/// Sleeps until shortly before `due`, then spins to it.
+fn wait_until(due: Instant) {
+    let now = Instant::now();
+    if due > now + SPIN {
+        std::thread::sleep(due - now - SPIN);
+    }
+    while Instant::now() < due {
+        std::hint::spin_loop();
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+}
+
+/// `61200` as `61,200`.
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "open_loop_tests.rs"]
+mod tests;
