@@ -34,9 +34,10 @@ pub const SUSTAIN_MARGIN: f64 = 0.05;
 const SPIN: Duration = Duration::from_micros(200);
 
 /// A constant-rate schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Schedule {
     interval_ns: u64,
+    per_s: f64,
 }
 
 /// What a run on a [`Schedule`] measured.
@@ -69,7 +70,7 @@ impl Schedule {
                 u64::MAX
             )));
         }
-        Ok(Schedule { interval_ns: interval.round() as u64 })
+        Ok(Schedule { interval_ns: interval.round() as u64, per_s: rate })
     }
 
     /// The time between two intended starts.
@@ -77,9 +78,9 @@ impl Schedule {
         Duration::from_nanos(self.interval_ns)
     }
 
-    /// The rate, per second.
+    /// The rate asked for, per second (its interval is rounded to the nanosecond).
     pub fn rate(&self) -> f64 {
-        1e9 / self.interval_ns as f64
+        self.per_s
     }
 
     /// Runs `op(i)` for `i` in `0..ops`, each at its intended time (never early; late ones as soon as the one

@@ -95,7 +95,11 @@ pub fn run<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
     let descriptor = R::describe();
     let params = params(&descriptor, &overrides)?;
     let params: R::Params = serde_json::from_value(params).map_err(|e| format!("parameters: {e}"))?;
-    let scratch = std::env::temp_dir().join(format!("benchhost-test-{}-{}", descriptor.name, std::process::id()));
+    // One directory per call: tests of one rig run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch =
+        std::env::temp_dir().join(format!("benchhost-test-{}-{}-{call}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
     let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: None };
     let result = drive::<R>(&descriptor, params, &ctx, times);

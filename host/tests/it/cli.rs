@@ -141,9 +141,16 @@ fn help_lists_the_commands_and_hides_the_child() {
 #[test]
 fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
     let records = quick_run_of_repo_matrix("wal_log");
-    let modes: Vec<&str> = records.iter().map(|r| r.variant["fsync"].as_str().unwrap()).collect();
-    assert_eq!(modes, ["none", "batch", "always"]);
+    let arms: Vec<String> = records.iter().map(|r| format!("{} {}", r.variant["fsync"], r.variant["rate"])).collect();
+    assert_eq!(arms, [r#""none" 0.0"#, r#""batch" 0.0"#, r#""always" 0.0"#, r#""batch" 5000.0"#, r#""batch" 20000.0"#]);
     for r in &records {
+        // Open loop: the achieved rate within the 5% a run may miss by, and both views of the latency.
+        let rate = r.variant["rate"].as_f64().unwrap();
+        assert_eq!(r.metrics.contains_key("p99_append_us_uncorrected"), rate > 0.0, "{:?}", r.variant);
+        if rate > 0.0 {
+            let achieved = r.metrics["achieved_per_s"].value;
+            assert!(achieved >= rate * 0.95 && achieved <= rate * 1.01, "{achieved} at {rate}");
+        }
         assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
         assert_eq!(r.variant["records"], 1000, "the quick table's size is the one recorded");
         let checks: Vec<(&str, bool)> = r.checks.iter().map(|c| (c.invariant.as_str(), c.ok)).collect();
