@@ -160,6 +160,24 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
 }
 
 #[test]
+fn an_open_loop_cell_against_another_build_is_judged_on_both_tails_and_on_its_achieved_rate() {
+    let sandbox = Sandbox::new();
+    let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "wal_log .*rate=5000", "--quick", "--rounds", "2", "--out", "r.jsonl", "--config", rigs]);
+    cmd.arg("--plugin-dir").arg(workspace_plugins());
+    cmd.arg("--against").arg(workspace_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    assert_eq!(records[0].variant["rate"], 5000.0, "{:?}", records[0].variant);
+    let judged: Vec<&str> =
+        records.iter().filter_map(|r| r.verdict.as_ref()).filter_map(|v| v.metric.as_deref()).collect();
+    for metric in ["p99_append_us", "p99_append_us_uncorrected", "achieved_per_s", "late_ops"] {
+        assert!(judged.contains(&metric), "{metric} not judged: {judged:?}");
+    }
+}
+
+#[test]
 fn the_ingest_rig_converts_every_signal_in_both_stages() {
     let records = quick_run_of_repo_matrix("ingest");
     assert_eq!(records.len(), 6);
