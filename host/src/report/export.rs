@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::analysis::{compare, decision};
 use crate::report::comparison;
-use crate::report::format::{metric, plain};
+use crate::report::format::plain;
 use benchhost_record::SeriesKey;
 use benchhost_record::{Kind, MetricValue, Record};
 
@@ -76,13 +76,14 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
                 let _ = writeln!(out, "| {} | {} | {change} |", cell_text(&name), cell_text(&failure_text(latest)));
                 continue;
             }
-            for (metric_name, m) in &latest.metrics {
+            for (metric_name, m, uncorrected) in crate::report::metrics_shown(latest) {
                 let change = match previous {
                     Some(p) if p.kind == Kind::Failure => "previous run failed".into(),
                     Some(p) => p.metrics.get(metric_name).map_or("new metric".into(), |b| vs_previous(b, m, threshold)),
                     None => "first run".into(),
                 };
-                let _ = writeln!(out, "| {}/{metric_name} | {} | {change} |", cell_text(&name), metric(m));
+                let estimate = crate::report::metric_beside(m, uncorrected);
+                let _ = writeln!(out, "| {}/{metric_name} | {estimate} | {change} |", cell_text(&name));
             }
         }
         if !doubtful.is_empty() {

@@ -92,3 +92,21 @@ fn json_written_one_record_at_a_time_is_the_array() {
     let elements: Vec<String> = records.iter().map(json_element).collect();
     assert_eq!(format!("[\n{}\n]", elements.join(",\n")), json(&records));
 }
+
+#[test]
+fn an_uncorrected_latency_stands_beside_its_corrected_twin_never_on_a_line_of_its_own() {
+    let us = |value: f64| MetricValue { value, unit: "us".into(), higher_is_better: false, ci95: None, n: None };
+    let mut record = Record::point_for_tests(1, 10, 5.0);
+    record.metrics = [
+        ("p99_append_us".to_string(), us(7334.2)),
+        ("p99_append_us_uncorrected".to_string(), us(1357.3)),
+        ("lonely_us_uncorrected".to_string(), us(3.0)),
+    ]
+    .into();
+    let md = markdown(std::slice::from_ref(&record), 0.03);
+    assert!(md.contains("| wal/p99_append_us | 7.334 ms (uncorrected 1.357 ms) | first run |"), "{md}");
+    assert!(!md.contains("wal/p99_append_us_uncorrected"), "{md}");
+    assert!(md.contains("| wal/lonely_us_uncorrected | 3.000 µs | first run |"), "without its twin: {md}");
+    let shown = crate::report::result(&record);
+    assert!(shown.contains("p99_append_us 7.334 ms (uncorrected 1.357 ms)") && shown.lines().count() == 2, "{shown}");
+}
