@@ -76,13 +76,13 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
                 let _ = writeln!(out, "| {} | {} | {change} |", cell_text(&name), cell_text(&failure_text(latest)));
                 continue;
             }
-            for (metric_name, m, uncorrected) in crate::report::metrics_shown(latest) {
+            for (metric_name, m, uncorrected) in crate::report::format::metrics_shown(latest) {
                 let change = match previous {
                     Some(p) if p.kind == Kind::Failure => "previous run failed".into(),
                     Some(p) => p.metrics.get(metric_name).map_or("new metric".into(), |b| vs_previous(b, m, threshold)),
                     None => "first run".into(),
                 };
-                let estimate = crate::report::metric_beside(m, uncorrected);
+                let estimate = crate::report::format::metric_beside(m, uncorrected);
                 let _ = writeln!(out, "| {}/{metric_name} | {estimate} | {change} |", cell_text(&name));
             }
         }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use benchhost_record::MetricValue;
+use benchhost_record::{MetricValue, Record};
 
 /// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it.
 pub fn metric(m: &MetricValue) -> String {
@@ -46,6 +46,32 @@ pub fn plain(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The suffix of a latency measured from each operation's actual start, as a closed loop measures it, beside the
+/// same latency from its intended start (`plugin_api::open_loop`): reports show it on the corrected metric's
+/// line, so no one reads the one for the other.
+pub(crate) const UNCORRECTED: &str = "_uncorrected";
+
+/// `record`'s metrics as the reports list them, each with its uncorrected twin when it has one (the twin has
+/// no line of its own).
+pub(crate) fn metrics_shown(record: &Record) -> Vec<(&str, &MetricValue, Option<&MetricValue>)> {
+    let twin = |name: &str| record.metrics.get(&format!("{name}{UNCORRECTED}"));
+    let has_corrected = |name: &str| name.strip_suffix(UNCORRECTED).is_some_and(|c| record.metrics.contains_key(c));
+    record
+        .metrics
+        .iter()
+        .filter(|(name, _)| !has_corrected(name))
+        .map(|(name, m)| (name.as_str(), m, twin(name)))
+        .collect()
+}
+
+/// A metric's value, and its uncorrected twin's beside it.
+pub(crate) fn metric_beside(m: &MetricValue, uncorrected: Option<&MetricValue>) -> String {
+    match uncorrected {
+        Some(u) => format!("{} (uncorrected {})", metric(m), metric(u)),
+        None => metric(m),
     }
 }
 

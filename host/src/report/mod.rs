@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use crate::report::format::metric;
-use benchhost_record::{Kind, MetricValue, Record};
+use crate::report::format::{metric_beside, metrics_shown};
+use benchhost_record::{Kind, Record};
 
 /// One row per record: bench, variant, result. Of each rig's variant only the keys whose values differ
 /// between its rows are shown (all of them for a single row); the records keep every key.
@@ -46,32 +46,6 @@ pub(crate) fn shown_variants(records: &[&Record]) -> Vec<String> {
         }
     }
     shown
-}
-
-/// The suffix of a latency measured from each operation's actual start, as a closed loop measures it, beside the
-/// same latency from its intended start (`plugin_api::open_loop`): reports show it on the corrected metric's
-/// line, so no one reads the one for the other.
-pub(crate) const UNCORRECTED: &str = "_uncorrected";
-
-/// `record`'s metrics as the reports list them, each with its uncorrected twin when it has one (the twin has
-/// no line of its own).
-pub(crate) fn metrics_shown(record: &Record) -> Vec<(&str, &MetricValue, Option<&MetricValue>)> {
-    let twin = |name: &str| record.metrics.get(&format!("{name}{UNCORRECTED}"));
-    let has_corrected = |name: &str| name.strip_suffix(UNCORRECTED).is_some_and(|c| record.metrics.contains_key(c));
-    record
-        .metrics
-        .iter()
-        .filter(|(name, _)| !has_corrected(name))
-        .map(|(name, m)| (name.as_str(), m, twin(name)))
-        .collect()
-}
-
-/// A metric's value, and its uncorrected twin's beside it.
-pub(crate) fn metric_beside(m: &MetricValue, uncorrected: Option<&MetricValue>) -> String {
-    match uncorrected {
-        Some(u) => format!("{} (uncorrected {})", metric(m), metric(u)),
-        None => metric(m),
-    }
 }
 
 pub(crate) fn result(record: &Record) -> String {
