@@ -213,12 +213,13 @@ mod tests {
 
     #[test]
     fn at_a_rate_latency_is_taken_from_each_append_s_intended_start() {
-        let params = json!({"fsync": "none", "records": 300, "rows": 20, "rate": 3000.0});
+        // A rate any build holds on a loaded machine: each append takes microseconds, the interval is a millisecond.
+        let params = json!({"fsync": "none", "records": 150, "rows": 20, "rate": 1000.0});
         let report = testing::run::<WalLog>(params, 2).unwrap();
         for obs in &report.observations {
-            assert_eq!((obs.counters["replayed"], obs.counters["out_of_order"]), (300, 0));
+            assert_eq!((obs.counters["replayed"], obs.counters["out_of_order"]), (150, 0));
             let achieved = obs.metrics["achieved_per_s"];
-            assert!((2850.0..=3000.0 * 1.01).contains(&achieved), "achieved {achieved}");
+            assert!((950.0..=1010.0).contains(&achieved), "achieved {achieved}");
             assert_eq!(obs.metrics["appends_per_s"], achieved);
             for q in ["p50", "p99", "p999"] {
                 let (corrected, uncorrected) =
@@ -226,7 +227,7 @@ mod tests {
                 assert!(corrected >= uncorrected * 0.99, "{q}: {corrected} < {uncorrected}");
             }
             assert!(obs.metrics.contains_key("late_ops") && obs.metrics.contains_key("worst_late_us"));
-            assert!(obs.note.as_deref().unwrap().contains("open loop at 3000/s"), "{:?}", obs.note);
+            assert!(obs.note.as_deref().unwrap().contains("open loop at 1000/s"), "{:?}", obs.note);
         }
         let closed = testing::run::<WalLog>(json!({"fsync": "none", "records": 50, "rows": 20}), 1).unwrap();
         assert!(!closed.observations[0].metrics.contains_key("p99_append_us_uncorrected"), "no second view closed");
