@@ -177,8 +177,9 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
 #[test]
 fn an_open_loop_cell_against_another_build_is_judged_on_both_tails_and_on_its_achieved_rate() {
     let sandbox = Sandbox::new();
-    // 1,000 appends/s of 200 records: a rate a debug build holds while other tests load the machine.
-    sandbox.write("rigs.toml", "[rig.wal_log]\nparams = { fsync = \"batch\", rate = 1000.0, records = 200 }\n");
+    // 1,000 appends/s for a second: a rate a debug build holds while other tests load the machine, over a run
+    // long enough that one stall of a loaded CI machine (the 5% margin is 50 ms of it) does not fail it.
+    sandbox.write("rigs.toml", "[rig.wal_log]\nparams = { fsync = \"batch\", rate = 1000.0, records = 1000 }\n");
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--quick", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
     cmd.arg("--against").arg(workspace_plugins());
@@ -187,9 +188,12 @@ fn an_open_loop_cell_against_another_build_is_judged_on_both_tails_and_on_its_ac
     assert_eq!(records[0].variant["rate"], 1000.0, "{:?}", records[0].variant);
     let judged: Vec<&str> =
         records.iter().filter_map(|r| r.verdict.as_ref()).filter_map(|v| v.metric.as_deref()).collect();
-    for metric in ["p99_append_us", "p99_append_us_uncorrected", "achieved_per_s", "late_ops"] {
+    for metric in ["p99_append_us", "p99_append_us_uncorrected", "achieved_per_s"] {
         assert!(judged.contains(&metric), "{metric} not judged: {judged:?}");
     }
+    // Late appends are a count, often zero on both sides: a ratio only of pairs where both had some.
+    let late = records.iter().any(|r| r.metrics.get("late_ops").is_some_and(|m| m.value > 0.0));
+    assert!(late || !judged.contains(&"late_ops"), "late_ops judged with no late append: {judged:?}");
 }
 
 #[test]
