@@ -83,11 +83,52 @@ impl Schedule {
         self.per_s
     }
 
-    /// Runs `op(i)` for `i` in `0..ops`, each at its intended time (never early; late ones as soon as the one
-    /// before ends), and measures both latencies. The first error ends the run.
-    pub fn drive(&self, ops: u64, mut op: impl FnMut(u64) -> Result<(), RigError>) -> Result<OpenLoopRun, RigError> {
+    /// When operation `i` of a run that started at `start` is due.
+    pub fn due(&self, start: Instant, i: u64) -> Instant {
+        start + Duration::from_nanos(self.interval_ns.saturating_mul(i))
+    }
+
+    /// Starts operations `0..ops` on the schedule without waiting for them to end, for rigs whose operations
+    /// end where the caller cannot see (a record produced here is consumed by another thread): `begin(i, due)`
+    /// is called for each when it is due, never early, the ones that came due while the thread slept or worked
+    /// at once and in order. The rig records each operation's end itself, from the `due` it was given, with
+    /// [`OpenLoopRun::record`]. Between operations it sleeps and never spins: a sender that held a core would
+    /// take it from what is measured on a 2-core machine; its wake-up delay is part of the corrected latency,
+    /// as a slow load generator's is in wrk2's.
+    pub fn issue(
+        &self,
+        ops: u64,
+        mut begin: impl FnMut(u64, Instant) -> Result<(), RigError>,
+    ) -> Result<Issued, RigError> {
+        let start = Instant::now();
+        let mut issued = Issued { start, ops: 0, late: 0, worst_late: Duration::ZERO };
+        for i in 0..ops {
+            let due = self.due(start, i);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            let lateness = Instant::now().saturating_duration_since(due);
+            issued.late += u64::from(lateness.as_nanos() >= u128::from(self.interval_ns));
+            issued.worst_late = issued.worst_late.max(lateness);
+            begin(i, due)?;
+            issued.ops += 1;
+        }
+        Ok(issued)
+    }
+
+    /// A run with nothing recorded yet, to take the ends of operations started by [`Schedule::issue`].
+    pub fn run_of(&self, issued: &Issued) -> OpenLoopRun {
+        let mut run = self.empty_run();
+        (run.ops, run.late, run.worst_late) = (issued.ops, issued.late, issued.worst_late);
+        run
+    }
+
+    /// A run with nothing recorded, at this schedule's target: one thread's share of the operations'
+    /// latencies, added to the run's with [`OpenLoopRun::add_latencies`].
+    pub fn empty_run(&self) -> OpenLoopRun {
         let histogram = || Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-        let mut run = OpenLoopRun {
+        OpenLoopRun {
             corrected: histogram(),
             uncorrected: histogram(),
             ops: 0,
@@ -95,10 +136,16 @@ impl Schedule {
             worst_late: Duration::ZERO,
             elapsed: Duration::ZERO,
             target_per_s: self.rate(),
-        };
+        }
+    }
+
+    /// Runs `op(i)` for `i` in `0..ops`, each at its intended time (never early; late ones as soon as the one
+    /// before ends), and measures both latencies. The first error ends the run.
+    pub fn drive(&self, ops: u64, mut op: impl FnMut(u64) -> Result<(), RigError>) -> Result<OpenLoopRun, RigError> {
+        let mut run = self.empty_run();
         let start = Instant::now();
         for i in 0..ops {
-            let due = start + Duration::from_nanos(self.interval_ns.saturating_mul(i));
+            let due = self.due(start, i);
             wait_until(due);
             let began = Instant::now();
             op(i)?;
@@ -115,7 +162,34 @@ impl Schedule {
     }
 }
 
+/// What [`Schedule::issue`] did: when the run started and how late its operations began.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Issued {
+    /// When operation 0 was due.
+    pub start: Instant,
+    /// Operations started.
+    pub ops: u64,
+    /// Operations that started at least one interval after they were due.
+    pub late: u64,
+    /// The most an operation started after it was due.
+    pub worst_late: Duration,
+}
+
 impl OpenLoopRun {
+    /// Records one operation: due at `due`, begun at `began`, ended at `ended` (durations from one epoch).
+    pub fn record(&mut self, due: Duration, began: Duration, ended: Duration) {
+        let _ = self.corrected.record(nanos(ended.saturating_sub(due)));
+        let _ = self.uncorrected.record(nanos(ended.saturating_sub(began)));
+    }
+
+    /// Adds what `other` recorded (another thread's share of the same run's operations) to this run's
+    /// histograms.
+    pub fn add_latencies(&mut self, other: &OpenLoopRun) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.corrected.add(&other.corrected);
+        let _ = self.uncorrected.add(&other.uncorrected);
+    }
+
     /// Operations per second over the run.
     pub fn achieved_per_s(&self) -> f64 {
         self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)

@@ -77,3 +77,40 @@ fn rates_without_an_interval_in_nanoseconds_are_invalid() {
     assert_eq!(thousands(61_200.4), "61,200");
     assert_eq!(thousands(999.0), "999");
 }
+
+#[test]
+fn issued_operations_start_on_schedule_and_their_ends_recorded_elsewhere_make_the_run() {
+    let schedule = Schedule::per_second(2_000.0).unwrap();
+    let mut began = Vec::new();
+    let issued = schedule
+        .issue(40, |i, due| {
+            began.push((i, due, Instant::now()));
+            // Operation 10 holds the sender 20 ms: the next 40 come due meanwhile (all there are), and start late.
+            if i == 10 {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(issued.ops, 40);
+    assert!(began.iter().all(|(i, due, at)| *at >= *due && *due == schedule.due(issued.start, *i)));
+    assert!(issued.late >= 29 && issued.worst_late >= Duration::from_millis(14), "{issued:?}");
+    // Ends seen by two "consumers", each 1 ms after its operation began: merged, the corrected tail holds the
+    // sender's stall and the uncorrected one does not.
+    let mut run = schedule.run_of(&issued);
+    let mut halves = [schedule.empty_run(), schedule.empty_run()];
+    for (i, due, at) in &began {
+        let since = |t: Instant| t - issued.start;
+        halves[(*i % 2) as usize].record(since(*due), since(*at), since(*at) + Duration::from_millis(1));
+    }
+    halves.iter().for_each(|h| run.add_latencies(h));
+    assert_eq!((run.ops, run.corrected.len(), run.late), (40, 40, issued.late));
+    assert!(run.corrected.max() >= 15_000_000 && run.uncorrected.max() < 2_000_000, "{:?}", run.corrected.max());
+}
+
+#[test]
+fn a_failing_start_ends_the_issue_with_its_error() {
+    let schedule = Schedule::per_second(10_000.0).unwrap();
+    let err = schedule.issue(100, |i, _| if i == 3 { Err(RigError::new("broker gone")) } else { Ok(()) }).unwrap_err();
+    assert_eq!(err.to_string(), "broker gone");
+}

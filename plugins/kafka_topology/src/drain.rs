@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
+use benchhost_plugin_api::open_loop::OpenLoopRun;
 use hdrhistogram::Histogram;
 use rdkafka::consumer::{BaseConsumer, DefaultConsumerContext};
 use rdkafka::error::KafkaResult;
@@ -85,6 +86,10 @@ pub struct ThreadReport {
     pub exit: Exit,
     /// `(partition, start offset, next offset)` per partition it owned.
     pub partitions: Vec<(usize, i64, i64)>,
+    /// Open loop: the latencies of the paced records it processed.
+    pub stamps: Option<OpenLoopRun>,
+    /// Open loop: when it processed its first and its last paced record, since the run's epoch.
+    pub stamped: Option<(Duration, Duration)>,
 }
 
 /// One thread's drain loop over `sources`, owning `partitions` (`(partition, start offset)`); `main` is the
@@ -115,6 +120,8 @@ pub fn drain(
         gaps: Histogram::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds"),
         exit: Exit::Idle,
         partitions: vec![],
+        stamps: shared.schedule.map(|s| s.empty_run()),
+        stamped: None,
     };
     let (mut first, mut sample_start, mut starved_since): (Option<Instant>, Option<Instant>, Option<Instant>) =
         (None, None, None);
@@ -172,6 +179,14 @@ pub fn drain(
                 }
                 spin.work();
                 benchhost_plugin_api::slower::spin(crate::SLOWER);
+                // Open loop: processed now, from when it was due and when it was sent.
+                if let Some(stamps) = r.stamps.as_mut()
+                    && let Some((due, sent)) = message.payload().and_then(crate::paced::read_stamp)
+                {
+                    let now = shared.epoch.elapsed();
+                    stamps.record(due, sent, now);
+                    r.stamped = Some((r.stamped.map_or(now, |(first, _)| first), now));
+                }
             }
         }
         if let Some(main) = main {

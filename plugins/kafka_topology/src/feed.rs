@@ -9,9 +9,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use benchhost_plugin_api::RigError;
+use benchhost_plugin_api::open_loop::Schedule;
 use rdkafka::ClientConfig;
 use rdkafka::client::ClientContext;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -41,11 +42,15 @@ pub struct Shared {
     pub feed_done: AtomicBool,
     /// Set when the consumers are finished: the feed stops.
     pub stop: AtomicBool,
+    /// Open loop: the schedule the records are produced on (each consumer measures its records' latency).
+    pub schedule: Option<Schedule>,
+    /// What the stamps of paced records count from.
+    pub epoch: Instant,
 }
 
 impl Shared {
-    /// Fresh state for `partitions` partitions.
-    pub fn new(partitions: usize) -> Shared {
+    /// Fresh state for `partitions` partitions, produced on `schedule` if given.
+    pub fn new(partitions: usize, schedule: Option<Schedule>) -> Shared {
         let slots = |v: i64| (0..partitions).map(|_| Slot(AtomicI64::new(v))).collect();
         Shared {
             processed: slots(0),
@@ -56,6 +61,8 @@ impl Shared {
             first_error: std::sync::Mutex::new(None),
             feed_done: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            schedule,
+            epoch: Instant::now(),
         }
     }
 }
@@ -88,12 +95,12 @@ impl ProducerContext for Reports {
 
 /// The producer of one run.
 pub struct Feed {
-    producer: BaseProducer<Reports>,
-    shared: Arc<Shared>,
-    topic: String,
-    payload: Vec<u8>,
+    pub(crate) producer: BaseProducer<Reports>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) topic: String,
+    pub(crate) payload: Vec<u8>,
     /// Records each partition gets in this run (round-robin split of `messages`).
-    target: Vec<u64>,
+    pub(crate) target: Vec<u64>,
     /// Records sent (handed to librdkafka) per partition.
     sent: Vec<u64>,
     /// Start offset of each partition's records in this run, known after the prefill.
@@ -103,7 +110,8 @@ pub struct Feed {
 
 impl Feed {
     /// A producer for `messages` records of `payload_bytes` over `partitions`, at most `high` unconsumed
-    /// records per partition.
+    /// records per partition; with a `schedule`, those records are the zeroed markers of an open-loop run
+    /// (see `paced`).
     pub fn new(
         bootstrap: &str,
         topic: &str,
@@ -111,8 +119,9 @@ impl Feed {
         messages: u64,
         payload_bytes: usize,
         high: u64,
+        schedule: Option<Schedule>,
     ) -> Result<Feed, RigError> {
-        let shared = Arc::new(Shared::new(partitions));
+        let shared = Arc::new(Shared::new(partitions, schedule));
         let producer = ClientConfig::new()
             .set("bootstrap.servers", bootstrap)
             .set("linger.ms", "5")
@@ -122,7 +131,7 @@ impl Feed {
             .create_with_context(Reports(shared.clone()))?;
         let p = partitions as u64;
         let target = (0..p).map(|i| messages / p + u64::from(i < messages % p)).collect();
-        let payload = vec![b'x'; payload_bytes];
+        let payload = vec![if schedule.is_some() { 0 } else { b'x' }; payload_bytes];
         Ok(Feed {
             producer,
             shared,
@@ -206,7 +215,7 @@ impl Feed {
         Ok(sent_any)
     }
 
-    fn check_failures(&self) -> Result<(), RigError> {
+    pub(crate) fn check_failures(&self) -> Result<(), RigError> {
         let failed = self.shared.failed.load(Relaxed);
         if failed == 0 {
             return Ok(());

@@ -8,16 +8,19 @@
 //! the feed keeps every partition's backlog below the mock's retention limit. A run whose consumers caught
 //! up with the feed, or drained the whole backlog, measured the feed or the emptying, not the consumers'
 //! ceiling: it fails instead of reporting a number. `duration_s = 0` drains exactly `messages` records and
-//! checks that every one was consumed once.
+//! checks that every one was consumed once. `rate` > 0 is an open loop instead (`paced`): `rate` x
+//! `duration_s` records produced at their intended times, each one's latency from then to its consumption.
 
 mod cluster;
 mod drain;
 mod feed;
+mod paced;
 mod spin;
 mod topology;
 
 use std::time::{Duration, Instant};
 
+use benchhost_plugin_api::open_loop::{self, Schedule};
 use benchhost_plugin_api::{
     Descriptor, Invariant, Metric, Observation, Outcome, Param, Rig, RigError, SetupContext, Unit,
 };
@@ -62,6 +65,7 @@ pub struct Params {
     brokers: i64,
     fetch_wait_max_ms: i64,
     broker_down_ms: i64,
+    rate: f64,
 }
 
 /// The rig.
@@ -77,6 +81,7 @@ pub struct KafkaTopology {
     timeout: Duration,
     broker_down: Duration,
     spin: Spin,
+    schedule: Option<Schedule>,
     runs: u64,
 }
 
@@ -84,7 +89,7 @@ impl Rig for KafkaTopology {
     type Params = Params;
 
     fn describe() -> Descriptor {
-        Descriptor::run(
+        let descriptor = Descriptor::run(
             "kafka_topology",
             "Kafka consumer topologies on librdkafka: one consumer per thread vs split partition queues",
         )
@@ -146,15 +151,33 @@ impl Rig for KafkaTopology {
             Metric::observed("thread_spread_pct", Unit::Percent, false)
                 .doc("(max − min) / mean of per-thread records/s"),
         )
+        .param(Param::float("rate", 0.0).range(0, 1e9).doc(
+            "records per second, open loop: `rate` x `duration_s` records, each one's latency from its intended \
+             production to its consumption; 0 = saturate the consumers",
+        ))
+        .metric(
+            Metric::observed("p50_e2e_us", Unit::Micros, false)
+                .doc("open loop: from a record's intended production until a consumer has processed it"),
+        )
+        .metric(Metric::observed("p99_e2e_us", Unit::Micros, false))
+        .metric(Metric::observed("p999_e2e_us", Unit::Micros, false))
         .invariant(Invariant::equal("consumed", "expected"))
         .invariant(Invariant::zero("duplicates"))
-        .invariant(Invariant::zero("leaked"))
+        .invariant(Invariant::zero("leaked"));
+        open_loop::declare(descriptor, "e2e")
     }
 
     fn setup(p: Params, _ctx: &SetupContext) -> Result<Self, RigError> {
         let positive = |v: i64, name: &str| {
             usize::try_from(v).map_err(|_| RigError::invalid_params(format!("{name} must be positive")))
         };
+        let schedule = (p.rate > 0.0).then(|| Schedule::per_second(p.rate)).transpose()?;
+        if schedule.is_some() && (p.duration_s <= 0.0 || (p.payload_bytes as usize) < paced::STAMP_BYTES) {
+            return Err(RigError::invalid_params(format!(
+                "rate needs duration_s > 0 (how long to produce) and payload_bytes >= {} (the stamp)",
+                paced::STAMP_BYTES
+            )));
+        }
         let cluster = Cluster::start(&p.broker, p.brokers as i32)?;
         let topic = format!("bench-p{}-b{}", p.partitions, p.payload_bytes);
         cluster.ensure_topic(&topic, p.partitions as i32)?;
@@ -176,6 +199,7 @@ impl Rig for KafkaTopology {
             timeout: Duration::from_secs_f64(p.timeout_s),
             broker_down: Duration::from_millis(p.broker_down_ms as u64),
             spin: Spin::of_micros(p.work_us as u64),
+            schedule,
             runs: 0,
         })
     }
@@ -183,35 +207,24 @@ impl Rig for KafkaTopology {
     fn run(&mut self) -> Result<Observation, RigError> {
         self.runs += 1;
         let high = (BACKLOG_BYTES / (self.payload_bytes as u64 + RECORD_OVERHEAD)).max(1);
-        let mut feed = Feed::new(
-            &self.settings.bootstrap,
-            &self.settings.topic,
-            self.partitions,
-            self.messages,
-            self.payload_bytes,
-            high,
-        )?;
+        // Open loop: one zeroed marker per partition before timing gives the start offsets, then the paced
+        // records, as many as the schedule has in the window.
+        let paced = self.schedule.zip(self.window).map(|(s, w)| (s, (s.rate() * w.as_secs_f64()).round() as u64));
+        let messages = if paced.is_some() { self.partitions as u64 } else { self.messages };
+        let (bootstrap, topic) = (&self.settings.bootstrap, &self.settings.topic);
+        let mut feed = Feed::new(bootstrap, topic, self.partitions, messages, self.payload_bytes, high, self.schedule)?;
         let starts = feed.prefill(self.timeout)?;
-        let note = match (self.window, feed.all_sent()) {
-            (Some(w), _) => format!(
-                "live feed: a producer keeps each partition at most {high} records ahead of its consumer (the mock cluster keeps ~5 MiB per partition); each thread is timed over its own {:.2} s window from its first record",
-                w.as_secs_f64()
-            ),
-            (None, true) => format!(
-                "drain: all {} records produced before timing; each thread is timed from its first record until its partitions are empty",
-                self.messages
-            ),
-            (None, false) => format!(
-                "drain: {} records, fed live at most {high} records ahead per partition; each thread is timed from its first record until its partitions are empty",
-                self.messages
-            ),
-        };
+        let note = self.note(high, paced.map(|(s, ops)| (s.rate(), ops)), feed.all_sent());
         let shared = feed.shared().clone();
-        let limits = Limits { window: self.window, deadline: Instant::now() + self.timeout };
-        let (cluster, broker_down, window) = (&self.cluster, self.broker_down, self.window);
+        let windowed = paced.is_none() && self.window.is_some();
+        let limits = Limits { window: self.window.filter(|_| windowed), deadline: Instant::now() + self.timeout };
+        let (cluster, broker_down, window, timeout) = (&self.cluster, self.broker_down, self.window, self.timeout);
         let mut fault = Ok(());
         let (reports, fed) = std::thread::scope(|s| {
-            let feeder = s.spawn(|| feed.feed(self.timeout));
+            let feeder = s.spawn(|| match paced {
+                Some((schedule, ops)) => feed.pace(&schedule, ops, timeout).map(Some),
+                None => feed.feed(timeout).map(|()| None),
+            });
             let consumers = topology::Consumers {
                 mode: self.mode,
                 threads: self.threads,
@@ -236,12 +249,43 @@ impl Rig for KafkaTopology {
             (reports, feeder.join().expect("the feed does not panic"))
         });
         fault?;
-        fed?;
-        Ok(observe(&reports?, &shared, self.window.is_some())?.note(note))
+        let issued = fed?;
+        let reports = reports?;
+        let observation = observe(&reports, &shared, windowed)?.note(note);
+        match paced.zip(issued) {
+            Some(((schedule, _), issued)) => {
+                let run = paced::latencies(&schedule, &issued, &reports)?;
+                Ok(run.metrics(observation, "e2e"))
+            }
+            None => Ok(observation),
+        }
     }
 
     fn teardown(self) -> Result<Outcome, RigError> {
         Ok(Outcome::new().counter("runs", self.runs))
+    }
+}
+
+impl KafkaTopology {
+    /// How the run was fed and timed: open loop at `paced` (rate, records), a live feed, or a drain.
+    fn note(&self, high: u64, paced: Option<(f64, u64)>, all_sent: bool) -> String {
+        match (paced, self.window) {
+            (Some((rate, ops)), _) => format!(
+                "open loop: {ops} records produced at {rate}/s, round-robin over the partitions, never held back by the consumers; each one's latency from its intended production until a consumer has processed it"
+            ),
+            (None, Some(w)) => format!(
+                "live feed: a producer keeps each partition at most {high} records ahead of its consumer (the mock cluster keeps ~5 MiB per partition); each thread is timed over its own {:.2} s window from its first record",
+                w.as_secs_f64()
+            ),
+            (None, None) if all_sent => format!(
+                "drain: all {} records produced before timing; each thread is timed from its first record until its partitions are empty",
+                self.messages
+            ),
+            (None, None) => format!(
+                "drain: {} records, fed live at most {high} records ahead per partition; each thread is timed from its first record until its partitions are empty",
+                self.messages
+            ),
+        }
     }
 }
 

@@ -111,3 +111,43 @@ fn a_broker_going_down_mid_run_gives_exact_counts_or_a_named_failure() {
         }
     }
 }
+
+#[test]
+fn an_open_loop_run_measures_every_paced_record_once_from_its_intended_production() {
+    let _serial = serial();
+    for mode in ["perthread", "split"] {
+        let params = json!({"mode": mode, "partitions": 4, "threads": 2, "payload_bytes": 64, "work_us": 0,
+            "rate": 2_000.0, "duration_s": 0.5});
+        let report = run(params, 1).unwrap_or_else(|e| panic!("{mode}: {e}"));
+        // 1,000 paced records and one untimed marker per partition, each consumed exactly once.
+        assert_eq!(counter(&report, 0, "produced"), 1_004, "{mode}");
+        assert_eq!(counter(&report, 0, "consumed"), 1_004, "{mode}");
+        let metrics = &report.observations[0].metrics;
+        let achieved = metrics["achieved_per_s"];
+        assert!((1_900.0..=2_100.0).contains(&achieved), "{mode}: achieved {achieved}/s");
+        for what in ["p50_e2e_us", "p99_e2e_us", "p999_e2e_us"] {
+            let (corrected, uncorrected) = (metrics[what], metrics[&format!("{what}_uncorrected")]);
+            // From the intended time is never shorter than from the actual send (same end, earlier start).
+            assert!(corrected > 0.0 && corrected >= uncorrected, "{mode} {what}: {corrected} < {uncorrected}");
+        }
+        assert!(report.observations[0].note.as_deref().unwrap().starts_with("open loop: 1000 records"));
+    }
+}
+
+#[test]
+fn consumers_slower_than_the_rate_are_a_failure_not_a_latency() {
+    let _serial = serial();
+    // 1 ms of work per record on 2 threads: at most 2,000 records/s, asked for 20,000/s.
+    let params = json!({"partitions": 2, "threads": 2, "payload_bytes": 64, "work_us": 1_000, "rate": 20_000.0,
+        "duration_s": 0.1});
+    let err = run(params, 1).unwrap_err();
+    assert!(err.contains("could not sustain 20,000/s: achieved "), "{err}");
+}
+
+#[test]
+fn a_rate_needs_a_window_and_room_for_its_stamp() {
+    for params in [json!({"rate": 1_000.0, "duration_s": 0}), json!({"rate": 1_000.0, "payload_bytes": 8})] {
+        let err = run(params.clone(), 1).unwrap_err();
+        assert!(err.contains("rate needs duration_s > 0") && err.contains("payload_bytes >= 16"), "{params}: {err}");
+    }
+}
