@@ -33,6 +33,10 @@ pub const SUSTAIN_MARGIN: f64 = 0.05;
 /// ~100 µs late on a loaded Linux VM, more than the interval of a rate of 10,000/s.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// The percentiles an open-loop run reports, by name: enough points for a latency-by-percentile plot (the
+/// reports draw one), few enough that a comparison does not drown in tails too thin to judge.
+pub const PERCENTILES: [(&str, f64); 4] = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
+
 /// A constant-rate schedule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Schedule {
@@ -209,11 +213,12 @@ impl OpenLoopRun {
         }
     }
 
-    /// `observation` with this run's metrics: `p50_{what}_us`, `p99_{what}_us` and `p999_{what}_us` corrected,
-    /// the same with `_uncorrected` appended, `achieved_per_s`, `late_ops` and `worst_late_us`.
+    /// `observation` with this run's metrics: `p50_{what}_us`, `p90_{what}_us`, `p99_{what}_us` and
+    /// `p999_{what}_us` corrected, the same with `_uncorrected` appended, `achieved_per_s`, `late_ops` and
+    /// `worst_late_us`.
     pub fn metrics(&self, mut observation: Observation, what: &str) -> Observation {
         for (suffix, histogram) in [("", &self.corrected), ("_uncorrected", &self.uncorrected)] {
-            for (name, q) in [("p50", 0.5), ("p99", 0.99), ("p999", 0.999)] {
+            for (name, q) in PERCENTILES {
                 let us = histogram.value_at_quantile(q) as f64 / 1e3;
                 observation = observation.metric(&format!("{name}_{what}_us{suffix}"), us);
             }
@@ -226,10 +231,12 @@ impl OpenLoopRun {
 }
 
 /// `descriptor` with the metrics [`OpenLoopRun::metrics`] gives for `what` (those a closed-loop run of the
-/// rig also reports, such as `p99_{what}_us`, declared by the rig itself, are left to it).
+/// rig also reports, `p50`, `p99` and `p999_{what}_us`, are declared by the rig itself, with its own docs).
 pub fn declare(descriptor: Descriptor, what: &str) -> Descriptor {
-    let mut descriptor = descriptor;
-    for name in ["p50", "p99", "p999"] {
+    let mut descriptor = descriptor.metric(
+        Metric::observed(&format!("p90_{what}_us"), Unit::Micros, false).doc("open loop: from the intended start"),
+    );
+    for (name, _) in PERCENTILES {
         let doc = "the same operations from their actual start, as a closed loop measures them (coordinated omission)";
         let metric = Metric::observed(&format!("{name}_{what}_us_uncorrected"), Unit::Micros, false).doc(doc);
         descriptor = descriptor.metric(metric);

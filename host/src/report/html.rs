@@ -1,5 +1,7 @@
 //! `benchhost report --format html`: one self-contained page (inline SVG, CSS and a script, no fetch). Per
-//! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms);
+//! rig and metric, a bar chart of the newest run's arms with CI95 whiskers (a table for a rig of many arms; an
+//! open-loop latency's uncorrected twin as a pale bar beside it, and a latency-by-percentile plot,
+//! `html_percentiles`);
 //! then its comparisons between arms (`run --interleave`, grouped by what they held equal), and for every series
 //! with several runs one chart of its whole history (`html_series`), its change points marked and the newest
 //! listed at the top (`trend`). The provenance of
@@ -10,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::analysis::change_points::SeriesChanges;
-use crate::report::format::{plain, quantity};
+use crate::report::format::{UNCORRECTED, plain, quantity};
 use crate::report::html_series::{LEFT, W};
 use crate::report::html_text::{esc, provenance};
 use benchhost_record::history::{Group, History, Needs};
@@ -57,9 +59,12 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
         let metrics: std::collections::BTreeSet<&String> = latest.iter().flat_map(|r| r.metrics.keys()).collect();
         if series.len() <= MOST_BARS {
             body.push_str(&legend(&labels));
-            for metric in &metrics {
+            // An uncorrected latency is drawn beside its corrected twin, never on a chart of its own.
+            let twinned = |m: &str| m.strip_suffix(UNCORRECTED).is_some_and(|c| metrics.iter().any(|n| *n == c));
+            for metric in metrics.iter().filter(|m| !twinned(m)) {
                 body.push_str(&bars(&latest, metric));
             }
+            body.push_str(&crate::report::html_percentiles::plots(&latest));
         } else {
             body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
         }
@@ -141,11 +146,15 @@ fn legend(labels: &[String]) -> String {
 fn bars(latest: &[&Record], metric: &str) -> String {
     let values: Vec<Option<(f64, Option<[f64; 2]>)>> =
         latest.iter().map(|r| r.metrics.get(metric).map(|m| (m.value, m.ci95))).collect();
+    let twin = format!("{metric}{UNCORRECTED}");
+    let uncorrected: Vec<Option<f64>> = latest.iter().map(|r| r.metrics.get(&twin).map(|m| m.value)).collect();
+    let beside = uncorrected.iter().any(Option::is_some);
     let Some(sample) = latest.iter().find_map(|r| r.metrics.get(metric)) else { return String::new() };
     let top = values
         .iter()
         .flatten()
         .map(|(v, ci)| ci.map_or(*v, |[_, hi]| hi.max(*v)))
+        .chain(uncorrected.iter().flatten().copied())
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE)
         * 1.1;
@@ -185,7 +194,27 @@ fn bars(latest: &[&Record], metric: &str) -> String {
             i + 1
         );
     }
-    let title = format!("{metric}: newest run per arm, CI95 whiskers");
+    if beside {
+        for (i, u) in uncorrected.iter().enumerate() {
+            let Some(u) = u else { continue };
+            let x = LEFT + slot * i as f64 + slot * 0.8;
+            let _ = write!(
+                svg,
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" fill-opacity=\"0.35\"><title>uncorrected {}</title></rect>",
+                y(*u),
+                slot * 0.15,
+                (H - BOTTOM - y(*u)).max(0.0),
+                PALETTE[i % 8],
+                esc(&quantity(*u, &sample.unit))
+            );
+        }
+    }
+    let title = match beside {
+        true => format!(
+            "{metric}: newest run per arm, CI95 whiskers; pale beside it: uncorrected (from each operation's actual start)"
+        ),
+        false => format!("{metric}: newest run per arm, CI95 whiskers"),
+    };
     figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(latest))
 }
 
@@ -244,6 +273,7 @@ mod tests {
         let page = |records: &[Record]| page(&History::of(records, NEEDS), &[]);
         let html = page(&records);
         assert_eq!(html.matches("<svg").count(), 1, "one metric, one run per series: bars only");
+        assert!(!html.contains("latency by percentile"), "no open-loop latency, no percentile plot");
         assert!(
             html.contains("higher is better ↑") && html.contains("Apple M5 Max · commit 63084c56a811 · 2026-07-10")
         );
@@ -296,5 +326,35 @@ mod tests {
         let html = page(&counted);
         assert_eq!(html.matches("<svg").count(), 2, "the rig's metric and the count");
         assert!(html.contains("1207620 instructions"), "the bars are labelled in the count's unit");
+
+        // Open loop: each percentile's uncorrected twin pale beside it, never a chart of its own, and one plot of
+        // both by percentile, a solid and a dashed line per arm.
+        let open_loop: Vec<Record> = records[..2]
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                for (i, p) in ["p50", "p90", "p99", "p999"].iter().enumerate() {
+                    let us = |v: f64| benchhost_record::MetricValue {
+                        value: v,
+                        unit: "us".into(),
+                        higher_is_better: false,
+                        ci95: None,
+                        n: Some(3),
+                    };
+                    r.metrics.insert(format!("{p}_append_us"), us(100.0 * 10f64.powi(i as i32)));
+                    r.metrics.insert(format!("{p}_append_us_uncorrected"), us(90.0 + i as f64));
+                }
+                r
+            })
+            .collect();
+        let html = page(&open_loop);
+        assert_eq!(html.matches("<svg").count(), 6, "records_per_s, four percentiles and the percentile plot");
+        assert!(!html.contains("<b>p99_append_us_uncorrected"), "no chart of an uncorrected twin alone");
+        assert_eq!(html.matches("pale beside it: uncorrected").count(), 2 * 4, "in each chart's title and caption");
+        assert_eq!(html.matches("<rect").count(), 2 + 4 * 4, "two arms' bars, and each percentile's twin");
+        assert_eq!(html.matches("append latency by percentile").count(), 2, "title and caption");
+        assert_eq!(html.matches("<polyline").count(), 4, "two arms, corrected and uncorrected");
+        assert_eq!(html.matches("stroke-dasharray").count(), 2, "the uncorrected lines are dashed");
+        assert!(html.contains(">99.9%</text>") && html.contains(">90%</text>"), "the percentile axis");
     }
 }
