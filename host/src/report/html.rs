@@ -13,16 +13,11 @@ use std::fmt::Write;
 
 use crate::analysis::change_points::SeriesChanges;
 use crate::report::format::{UNCORRECTED, plain, quantity};
+use crate::report::html_frame::{BOTTOM, H, PALETTE, TOP, axis, figure};
 use crate::report::html_series::{LEFT, W};
 use crate::report::html_text::{esc, provenance};
 use benchhost_record::history::{Group, History, Needs};
 use benchhost_record::{Kind, Record};
-
-pub(super) const H: f64 = 240.0;
-pub(super) const BOTTOM: f64 = 30.0;
-pub(super) const TOP: f64 = 20.0;
-pub(super) const PALETTE: [&str; 8] =
-    ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5"];
 
 /// What a page needs of each series: the newest two records (the newest run's bars, and a large rig's table
 /// with the change from the run before), and the whole history in 64 time buckets per metric.
@@ -216,36 +211,6 @@ fn bars(latest: &[&Record], metric: &str) -> String {
         false => format!("{metric}: newest run per arm, CI95 whiskers"),
     };
     figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(latest))
-}
-
-/// The y axis with five ticks from 0 to `top`.
-pub(super) fn axis(top: f64, unit: &str) -> String {
-    let mut svg = format!("<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\" stroke=\"#888\"/>", H - BOTTOM);
-    let _ = write!(svg, "<line x1=\"{LEFT}\" y1=\"{0}\" x2=\"{W}\" y2=\"{0}\" stroke=\"#888\"/>", H - BOTTOM);
-    for i in 0..=4 {
-        let v = top * i as f64 / 4.0;
-        let y = TOP + (H - TOP - BOTTOM) * (1.0 - i as f64 / 4.0);
-        let _ = write!(
-            svg,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT - 6.0,
-            y + 4.0,
-            esc(&quantity(v, unit))
-        );
-    }
-    svg
-}
-
-pub(super) fn figure(title: &str, higher_is_better: bool, unit: &str, svg: String, provenance: &str) -> String {
-    let better = if higher_is_better { "higher is better ↑" } else { "lower is better ↓" };
-    format!(
-        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>{svg}</svg>\
-<figcaption><b>{}</b> ({}, {better})<br>{}</figcaption></figure>\n",
-        esc(title),
-        esc(title),
-        esc(unit),
-        esc(provenance)
-    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::report::format::UNCORRECTED;
-use crate::report::html::{BOTTOM, H, PALETTE, TOP, axis, figure};
+use crate::report::html_frame::{BOTTOM, H, PALETTE, TOP, axis, figure};
 use crate::report::html_series::{LEFT, W};
 use crate::report::html_text::provenance;
 use benchhost_record::Record;

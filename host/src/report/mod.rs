@@ -5,6 +5,7 @@ pub(crate) mod comparison;
 pub(crate) mod export;
 pub(crate) mod format;
 pub(crate) mod html;
+pub(crate) mod html_frame;
 pub(crate) mod html_percentiles;
 pub(crate) mod html_series;
 pub(crate) mod html_text;
