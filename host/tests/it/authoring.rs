@@ -11,7 +11,8 @@ fn cargo(dir: &Path, args: &[&str], target: &Path) {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     // Its own target directory, kept between test runs so only the first pays for abi_stable's build.
     let out = Command::new(cargo).args(args).current_dir(dir).env("CARGO_TARGET_DIR", target).output().unwrap();
-    assert!(out.status.success(), "cargo {args:?} in the generated crate:\n{}", String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "cargo {args:?} in the generated crate:\n{stdout}\n{stderr}");
 }
 
 #[test]

@@ -45,8 +45,10 @@ fn chromium_renders_every_chart_of_the_report() {
     let page = sandbox.path().join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     let charts = html.matches("<svg").count();
-    // wal: 4 metrics and 6 series of two runs each, a history chart per series; kafka_topology: 6 metrics.
-    assert_eq!(charts, 4 + 6 + 6);
+    // wal: 4 metrics and 6 series of two runs each, a history chart per series; kafka_topology: 6 metrics, and
+    // for its open-loop arms 4 percentiles (their uncorrected twins beside them), 3 more metrics and the
+    // percentile plot.
+    assert_eq!(charts, 4 + 6 + (6 + 4 + 3 + 1));
 
     // #all: every history chart is drawn at once, not only those near the screen.
     let url = format!("file://{}", page.display());
@@ -57,7 +59,10 @@ fn chromium_renders_every_chart_of_the_report() {
     let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
     assert_eq!(drawn.matches("<svg").count(), charts, "the browser built every chart");
     assert_eq!(drawn.matches("<rect").count(), html.matches("<rect").count());
-    assert_eq!(drawn.matches("<polyline").count(), 6 * 4, "a line per series and metric");
+    let percentile_lines = 2 * 2;
+    let (page_svg, _) = html.split_once("<script>").expect("the page's script");
+    assert_eq!(page_svg.matches("<polyline").count(), percentile_lines, "two open-loop arms, solid and dashed");
+    assert_eq!(drawn.matches("<polyline").count(), 6 * 4 + percentile_lines, "and a line per series and metric");
     assert_eq!(drawn.matches("<polygon").count(), 6 * 4, "a band per series and metric");
     assert!(!drawn.contains("data-chart="), "no chart is left undrawn");
     assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
