@@ -30,6 +30,7 @@ pub struct Params {
     files: i64,
     rows_per_file: i64,
     storage: Storage,
+    workers: i64,
 }
 
 /// A seeded table waiting for its rewrite, or a rewritten one waiting for its check.
@@ -212,6 +213,7 @@ impl Rig for Compaction {
             .param(Param::int("files", 6).range(2, 1_000).doc("separate appends seeded before each rewrite"))
             .param(Param::int("rows_per_file", 100).range(1, 10_000_000))
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
+            .param(runtime::param())
             .metric(Metric::iter_time("rewrite_time"))
             .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
             .metric(Metric::counter("input_files", Unit::Files, "input_files").doc("per rewrite"))
@@ -224,7 +226,7 @@ impl Rig for Compaction {
     }
 
     fn setup(params: Params, ctx: &SetupContext) -> Result<Self, RigError> {
-        let runtime = runtime::new()?;
+        let runtime = runtime::new(params.workers)?;
         let kept = match params.storage {
             Storage::Memory => Some(kept_seed(&params, ctx, &runtime)?),
             Storage::Fs => None,
@@ -311,7 +313,7 @@ pub(crate) mod tests_support {
     }
 
     pub fn rewrite_one_fs_table(dir: &std::path::Path, files: i64, rows_per_file: i64) -> Rewritten {
-        let params = Params { files, rows_per_file, storage: Storage::Fs };
+        let params = Params { files, rows_per_file, storage: Storage::Fs, workers: 0 };
         let ctx = SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None };
         let mut rig = Compaction::setup(params, &ctx).unwrap();
         let mut table = rig.seed().unwrap();

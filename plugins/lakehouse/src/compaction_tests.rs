@@ -8,9 +8,10 @@ use super::*;
 
 #[test]
 fn every_rewrite_keeps_the_rows_and_leaves_only_the_file_it_wrote() {
-    for storage in ["memory", "fs"] {
-        let report = testing::run::<Compaction>(json!({"files": 6, "rows_per_file": 100, "storage": storage}), 3)
-            .unwrap_or_else(|e| panic!("{storage}: {e}"));
+    // Both storages on the default current-thread runtime, and once on two worker threads.
+    for (storage, workers) in [("memory", 0), ("fs", 0), ("memory", 2)] {
+        let params = json!({"files": 6, "rows_per_file": 100, "storage": storage, "workers": workers});
+        let report = testing::run::<Compaction>(params, 3).unwrap_or_else(|e| panic!("{storage} {workers}: {e}"));
         let c = &report.outcome.counters;
         assert_eq!((c["rewrites"], c["input_files"], c["output_files"]), (3, 6, 1), "{storage}");
         assert_eq!((c["rows"], c["rows_after"], c["rows_seeded"]), (600, 1800, 1800), "{storage}");
@@ -21,7 +22,7 @@ fn every_rewrite_keeps_the_rows_and_leaves_only_the_file_it_wrote() {
 
 fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
     Compaction::setup(
-        serde_json::from_value(json!({"files": 3, "rows_per_file": 50, "storage": storage})).unwrap(),
+        serde_json::from_value(json!({"files": 3, "rows_per_file": 50, "storage": storage, "workers": 0})).unwrap(),
         &SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: Some(dir.join("seeds")) },
     )
     .unwrap()
@@ -31,11 +32,12 @@ fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
 fn the_seeded_tally_is_what_a_plain_scan_reads() {
     // On disk every table is seeded anew; in memory each is a copy of the seed kept for the run.
     for storage in ["fs", "memory"] {
-        let runtime = runtime::new().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut rig = compaction(storage, dir.path());
         let table = rig.seed().unwrap();
-        let (tally, live) = runtime.block_on(read_back(&table)).unwrap();
+        // In the rig's runtime: iceberg spawns into the runtime a table was made in, and a current-thread
+        // runtime runs those tasks only inside its own block_on.
+        let (tally, live) = rig.runtime.block_on(read_back(&table)).unwrap();
         assert_eq!(tally, table.seeded, "{storage}");
         assert_eq!((tally.rows, live.len()), (150, 3), "{storage}");
     }
@@ -60,16 +62,15 @@ fn tables_copied_from_one_kept_seed_do_not_share_their_files() {
 #[test]
 fn a_fast_append_of_the_merged_file_is_caught_as_doubled_rows() {
     // What simply appending the merged file (iceberg-rust's only action) would leave behind.
-    let runtime = runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let params = json!({"files": 2, "rows_per_file": 10, "storage": "memory"});
+    let params = json!({"files": 2, "rows_per_file": 10, "storage": "memory", "workers": 0});
     let mut rig = Compaction::setup(
         serde_json::from_value(params).unwrap(),
         &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None },
     )
     .unwrap();
     let mut table = rig.seed().unwrap();
-    runtime
+    rig.runtime
         .block_on(async {
             let loaded = table.warehouse.catalog.load_table(&table.ident).await?;
             let spans = [traces::compaction_file(0, 10), traces::compaction_file(1, 10)].concat();

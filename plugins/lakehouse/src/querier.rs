@@ -46,6 +46,7 @@ pub struct Params {
     shape: Shape,
     cache: Cache,
     storage: Storage,
+    workers: i64,
 }
 
 /// Sums over the timed queries.
@@ -165,6 +166,7 @@ impl Rig for Querier {
                 Param::choice("cache", "warm", &["warm", "cold"]).doc("cold: a new table and manifest cache per query"),
             )
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
+            .param(runtime::param())
             .metric(Metric::iter_time("query_time"))
             .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, per query"))
             .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
@@ -185,7 +187,7 @@ impl Rig for Querier {
     }
 
     fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
-        let runtime = runtime::new()?;
+        let runtime = runtime::new(p.workers)?;
         let dir = ctx.scratch_dir.join("warehouse");
         std::fs::create_dir_all(&dir)?;
         let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;

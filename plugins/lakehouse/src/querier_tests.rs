@@ -95,8 +95,9 @@ fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
     let seeds = dir.path().join("seeds");
     let outcome = |instance: &str| {
         let ctx = SetupContext { scratch_dir: dir.path().join(instance), quick: true, seed_dir: Some(seeds.clone()) };
-        let params =
-            serde_json::from_value(json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory"}));
+        let params = serde_json::from_value(
+            json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 0}),
+        );
         let mut rig = Querier::setup(params.unwrap(), &ctx).unwrap();
         rig.iterate().unwrap();
         rig.teardown().unwrap().counters
