@@ -213,7 +213,7 @@ impl Rig for Compaction {
             .param(Param::int("files", 6).range(2, 1_000).doc("separate appends seeded before each rewrite"))
             .param(Param::int("rows_per_file", 100).range(1, 10_000_000))
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
-            .param(runtime::param())
+            .param(runtime::param(0))
             .metric(Metric::iter_time("rewrite_time"))
             .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
             .metric(Metric::counter("input_files", Unit::Files, "input_files").doc("per rewrite"))

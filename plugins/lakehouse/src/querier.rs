@@ -166,7 +166,7 @@ impl Rig for Querier {
                 Param::choice("cache", "warm", &["warm", "cold"]).doc("cold: a new table and manifest cache per query"),
             )
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
-            .param(runtime::param())
+            .param(runtime::param(2))
             .metric(Metric::iter_time("query_time"))
             .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, per query"))
             .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))

@@ -96,7 +96,7 @@ fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
     let outcome = |instance: &str| {
         let ctx = SetupContext { scratch_dir: dir.path().join(instance), quick: true, seed_dir: Some(seeds.clone()) };
         let params = serde_json::from_value(
-            json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 0}),
+            json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 2}),
         );
         let mut rig = Querier::setup(params.unwrap(), &ctx).unwrap();
         rig.iterate().unwrap();

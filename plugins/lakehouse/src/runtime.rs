@@ -1,16 +1,18 @@
-//! The rigs' own tokio runtime, sized by their `workers` parameter. By default (`workers = 0`) a
-//! current-thread runtime: the measured work runs on the thread the host times, with no hand-offs between
-//! threads, and a process of one thread can be counted by `run --instructions` (which forks it: only the
-//! forking thread survives a fork). `workers = N` runs N worker threads, as a server would. iceberg captures
-//! the runtime it was built in and spawns its planning tasks there, so catalogs are built and queried inside
-//! it (on a current-thread runtime its `block_on` drives them).
+//! The rigs' own tokio runtime, sized by their `workers` parameter. `workers = 0` is a current-thread runtime:
+//! the measured work runs on the thread the host times, and a process of one thread can be counted by
+//! `run --instructions` (which forks it: only the forking thread survives a fork). `workers = N` runs N worker
+//! threads, as a server would. Each rig picks its default by what it measures: compaction 0 (a rewrite took
+//! the same time on one thread as on two workers, 19.3-21.1 ms against 20.3-20.9 ms), querier 2 (DataFusion
+//! scans partitions in parallel: a cold top-k query took 103 ms on one thread, 67 ms on two workers). iceberg
+//! captures the runtime it was built in and spawns its planning tasks there, so catalogs are built and queried
+//! inside it (on a current-thread runtime only its own `block_on` runs them).
 
 use benchhost_plugin_api::Param;
 use tokio::runtime::{Builder, Runtime};
 
-/// The `workers` parameter both rigs declare.
-pub fn param() -> Param {
-    Param::int("workers", 0).range(0, 256).doc("tokio worker threads; 0: one current-thread runtime (countable)")
+/// The `workers` parameter both rigs declare, with the rig's default.
+pub fn param(default: i64) -> Param {
+    Param::int("workers", default).range(0, 256).doc("tokio worker threads; 0: one current-thread runtime (countable)")
 }
 
 /// A current-thread runtime for 0 `workers`, else a multi-thread one with that many.
