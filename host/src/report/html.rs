@@ -159,15 +159,7 @@ fn bars(latest: &[&Record], metric: &str) -> String {
     for (i, value) in values.iter().enumerate() {
         let Some((v, ci)) = value else { continue };
         let x = LEFT + slot * i as f64 + slot * 0.2;
-        let _ = write!(
-            svg,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}</title></rect>",
-            y(*v),
-            slot * 0.6,
-            (H - BOTTOM - y(*v)).max(0.0),
-            PALETTE[i % 8],
-            esc(&quantity(*v, &sample.unit))
-        );
+        svg.push_str(&bar([x, y(*v), slot * 0.6], PALETTE[i % 8], "", &quantity(*v, &sample.unit)));
         if let Some([lo, hi]) = ci {
             let cx = x + slot * 0.3;
             let _ = write!(
@@ -189,20 +181,11 @@ fn bars(latest: &[&Record], metric: &str) -> String {
             i + 1
         );
     }
-    if beside {
-        for (i, u) in uncorrected.iter().enumerate() {
-            let Some(u) = u else { continue };
-            let x = LEFT + slot * i as f64 + slot * 0.8;
-            let _ = write!(
-                svg,
-                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" fill-opacity=\"0.35\"><title>uncorrected {}</title></rect>",
-                y(*u),
-                slot * 0.15,
-                (H - BOTTOM - y(*u)).max(0.0),
-                PALETTE[i % 8],
-                esc(&quantity(*u, &sample.unit))
-            );
-        }
+    for (i, u) in uncorrected.iter().enumerate() {
+        let Some(u) = u else { continue };
+        let x = LEFT + slot * i as f64 + slot * 0.8;
+        let title = format!("uncorrected {}", quantity(*u, &sample.unit));
+        svg.push_str(&bar([x, y(*u), slot * 0.15], PALETTE[i % 8], " fill-opacity=\"0.35\"", &title));
     }
     let title = match beside {
         true => format!(
@@ -211,6 +194,16 @@ fn bars(latest: &[&Record], metric: &str) -> String {
         false => format!("{metric}: newest run per arm, CI95 whiskers"),
     };
     figure(&title, sample.higher_is_better, &sample.unit, svg, &provenance(latest))
+}
+
+/// One bar from the chart's floor up to `y`, at `x` and `width` wide, in `colour` (with `style`'s extra
+/// attributes), its value as its tooltip.
+fn bar([x, y, width]: [f64; 3], colour: &str, style: &str, title: &str) -> String {
+    format!(
+        "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{colour}\"{style}><title>{}</title></rect>",
+        (H - BOTTOM - y).max(0.0),
+        esc(title)
+    )
 }
 
 #[cfg(test)]
