@@ -177,9 +177,10 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
 #[test]
 fn an_open_loop_cell_against_another_build_is_judged_on_both_tails_and_on_its_achieved_rate() {
     let sandbox = Sandbox::new();
-    // 1,000 appends/s for a second: a rate a debug build holds while other tests load the machine, over a run
-    // long enough that one stall of a loaded CI machine (the 5% margin is 50 ms of it) does not fail it.
-    sandbox.write("rigs.toml", "[rig.wal_log]\nparams = { fsync = \"batch\", rate = 1000.0, records = 1000 }\n");
+    // 1,000 appends/s for a second, without fsync: a rate a debug build holds while other tests load the machine,
+    // over a run long enough that one stall (the 5% margin is 50 ms of it) does not fail it. (With group commit a
+    // loaded CI disk took ~90 ms for the last sync: 914/s.) The verdicts, not the disk, are what this tests.
+    sandbox.write("rigs.toml", "[rig.wal_log]\nparams = { fsync = \"none\", rate = 1000.0, records = 1000 }\n");
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--quick", "--rounds", "2", "--out", "r.jsonl", "--plugin-dir"]).arg(workspace_plugins());
     cmd.arg("--against").arg(workspace_plugins());
