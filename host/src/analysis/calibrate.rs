@@ -34,10 +34,7 @@ pub fn calibrate(cells: &[Vec<Record>], threshold: f64, run: &RunInfo) -> Vec<Re
             let pairs = pair_cis(&values);
             let alarms = |t: f64| pairs.iter().filter(|ci| is_alarm(decide(**ci, metric.higher_is_better, t))).count();
             let rate = alarms(threshold) as f64 / pairs.len() as f64;
-            // The smallest threshold (in 0.1% steps) at which at most 1% of the A/A pairs alarm.
-            let suggested = (1..=1000)
-                .map(|i| i as f64 / 1000.0)
-                .find(|t| alarms(*t) as f64 <= TARGET_FALSE_ALARMS * pairs.len() as f64);
+            let suggested = suggested_threshold(&pairs, metric.higher_is_better);
             let estimates: Vec<f64> = values.iter().map(|m| m.value).collect();
             let cv = crate::stats::summarize(&estimates).map_or(f64::NAN, |s| s.stddev / s.mean.abs());
             let widths: Vec<f64> =
@@ -89,6 +86,32 @@ fn pair_cis(values: &[&MetricValue]) -> Vec<[f64; 2]> {
         }
     }
     cis
+}
+
+/// The smallest threshold (in 0.1% steps) at which at most 1% of the A/A pairs alarm. A pair stops alarming
+/// once the threshold reaches the far side of its interval, so a noisy cell gets a large threshold, not none;
+/// `None` only for an interval that is not a finite positive ratio.
+fn suggested_threshold(pairs: &[[f64; 2]], higher_is_better: bool) -> Option<f64> {
+    let mut quiet_from: Vec<f64> = pairs
+        .iter()
+        .map(|&[lo, hi]| {
+            let (worse_lo, worse_hi) = if higher_is_better { (1.0 / hi, 1.0 / lo) } else { (lo, hi) };
+            (worse_lo - 1.0).max(1.0 / worse_hi - 1.0).max(0.0)
+        })
+        .collect();
+    if quiet_from.iter().any(|t| !t.is_finite()) {
+        return None;
+    }
+    quiet_from.sort_by(|a, b| b.total_cmp(a));
+    let allowed = (TARGET_FALSE_ALARMS * pairs.len() as f64).floor() as usize;
+    let bound = quiet_from.get(allowed).copied().unwrap_or(0.0);
+    // The first step at or above the bound; `decide` has the last word where rounding moves the bound a hair.
+    let alarms = |t: f64| pairs.iter().filter(|ci| is_alarm(decide(**ci, higher_is_better, t))).count();
+    let mut steps = (bound * 1000.0 - 1e-6).ceil().max(1.0);
+    while alarms(steps / 1000.0) > allowed {
+        steps += 1.0;
+    }
+    Some(steps / 1000.0)
 }
 
 fn is_alarm(decision: Decision) -> bool {

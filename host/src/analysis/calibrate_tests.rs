@@ -50,3 +50,23 @@ fn later_comparisons_find_the_threshold_of_their_series_and_host() {
     calibration[0].variant.insert("rows".into(), json!(10));
     assert_eq!(Thresholds::new(&calibration, "h").get(&measured, "t"), None, "another series");
 }
+
+#[test]
+fn a_cell_noisier_than_any_usual_threshold_still_gets_one() {
+    // Rounds 100, 250, 90 (a loaded machine's sleeps): a pair moves 2.8x, beyond the 100% a fixed search stopped at.
+    let rounds: Vec<Record> = [100.0, 250.0, 90.0].iter().map(|v| round(*v, 1.0)).collect();
+    let r = &calibrate(&[rounds], 0.01, &run("h", 5))[0];
+    let suggested = r.metrics["suggested_threshold_pct"].value / 100.0;
+    // 90 after 250 is a ratio of 0.36; ±1% on each round combine (in logs) to ±1.414%, so the interval's
+    // high end is 0.36513 and it reads as an improvement until the threshold reaches 1 / 0.36513 - 1 = 1.7388.
+    assert!((1.7385..1.7395).contains(&suggested), "{suggested}");
+    let quiet = rounds_judged_at(&[100.0, 250.0, 90.0], suggested);
+    assert_eq!(quiet, 0, "no pair alarms at the suggested threshold");
+    assert!(rounds_judged_at(&[100.0, 250.0, 90.0], suggested - 0.001) > 0, "the step below alarms");
+}
+
+fn rounds_judged_at(values: &[f64], threshold: f64) -> u64 {
+    let rounds: Vec<Record> = values.iter().map(|v| round(*v, 1.0)).collect();
+    let r = &calibrate(&[rounds], threshold, &run("h", 5))[0];
+    (r.metrics["false_alarm_pct"].value * r.metrics["false_alarm_pct"].n.unwrap() as f64 / 100.0).round() as u64
+}
