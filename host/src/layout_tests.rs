@@ -26,7 +26,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plugin", &["proc", "plan"]),
     ("child", &["proc", "plan", "plugin", "stats"]),
     ("run", &["proc", "plugin", "plan", "analysis", "stats"]),
-    ("cli", &["stats", "plan", "analysis", "report", "import", "proc", "plugin", "child", "run"]),
+    ("bisect", &["proc"]),
+    ("cli", &["stats", "plan", "analysis", "report", "import", "proc", "plugin", "child", "run", "bisect"]),
 ];
 
 /// Groups whose code must not touch files, processes, the terminal or the clock.

@@ -29,6 +29,7 @@
 //!   `analysis/change_points.rs`, printed and gated by `cli/trend.rs`.
 
 mod analysis;
+mod bisect;
 mod child;
 pub mod cli;
 mod import;

@@ -15,6 +15,11 @@ pub const RUN: &str = "Examples:
   benchhost run --save-baseline main                  # then, on a branch: benchhost run --baseline main
   benchhost run --plugin wal --export-markdown wal.md --export-html wal.html";
 
+/// `benchhost bisect`.
+pub const BISECT: &str = "Examples:
+  benchhost bisect v0.3 main 'wal rows=1000 compression=zstd' --instructions   # exact counts decide each step
+  benchhost bisect HEAD~32 HEAD harness workload=sort10k --json                # wall time, the answer as JSON";
+
 /// `benchhost plan`.
 pub const PLAN: &str = "Examples:
   benchhost plan

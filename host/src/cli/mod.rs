@@ -2,6 +2,7 @@
 //! `main` chooses the exit code. The only public item of the crate.
 
 mod args;
+mod bisect;
 mod calibrate;
 mod check;
 mod delegate;
@@ -59,6 +60,10 @@ pub(crate) enum Command {
     /// Run the matrix of rigs.toml (or the rigs named with --plugin), one child process per cell.
     #[command(after_help = crate::cli::examples::RUN)]
     Run(Box<RunArgs>),
+    /// Find the commit between GOOD and BAD that made one series regress: each step builds a commit's rig
+    /// crates in a worktree of its own and runs them `--against` GOOD's build.
+    #[command(after_help = crate::cli::examples::BISECT)]
+    Bisect(bisect::BisectArgs),
     /// Print the cells a run would execute, without running them.
     #[command(after_help = crate::cli::examples::PLAN)]
     Plan(PlanArgs),
@@ -210,7 +215,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// Runs the parsed command line; the exit code is 1 when a cell failed.
 fn run(cli: Cli) -> Result<ExitCode> {
-    if matches!(cli.command, Command::Run(_) | Command::Calibrate(_) | Command::Check { .. }) {
+    if matches!(cli.command, Command::Run(_) | Command::Calibrate(_) | Command::Check { .. } | Command::Bisect(_)) {
         // These run cells: a signal must take the running cell down with benchhost, and whatever a cell
         // leaves behind must come back to benchhost to be killed, not to PID 1.
         crate::proc::interrupt::install();
@@ -227,6 +232,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => crate::cli::run_matrix::run_matrix(*args),
+        Command::Bisect(args) => bisect::bisect(args),
         Command::Plan(args) => {
             let (_, cells, interleave) = resolve_interleaved(&args.matrix, args.interleave.as_deref())?;
             let found = interleave.map(|how| pairs(&cells, &how)).transpose().map_err(anyhow::Error::msg)?;

@@ -11,6 +11,10 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// The process groups of the cells (or probes) running now, or 0: two at most (`--pairing concurrent`).
 static GROUPS: [AtomicI32; 2] = [AtomicI32::new(0), AtomicI32::new(0)];
 
+/// The process group of a command benchhost runs on the user's behalf (`bisect`'s cargo and `run`), or 0: it
+/// gets the same signal, to end as it ends on Ctrl-C (a `run` keeps its records), rather than SIGKILL.
+static FORWARD: AtomicI32 = AtomicI32::new(0);
+
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Installs the handler; called by the commands that run cells.
@@ -39,6 +43,11 @@ extern "C" fn on_signal(signal: libc::c_int) {
             unsafe { libc::kill(-group, libc::SIGKILL) };
         }
     }
+    let group = FORWARD.load(Ordering::SeqCst);
+    if group > 0 {
+        // Safety: kill is async-signal-safe; the group is a command's that benchhost waits for.
+        unsafe { libc::kill(-group, signal) };
+    }
 }
 
 /// The signal that interrupted the command, if one did.
@@ -55,11 +64,17 @@ pub fn enter(group: libc::pid_t) {
     let _ = GROUPS.iter().find(|slot| slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst).is_ok());
 }
 
+/// `group` gets the signal benchhost gets, until [`leave`]: a command benchhost runs and waits for.
+pub fn forward(group: libc::pid_t) {
+    FORWARD.store(group, Ordering::SeqCst);
+}
+
 /// Process group `group` is not running any more.
 pub fn leave(group: libc::pid_t) {
     for slot in &GROUPS {
         let _ = slot.compare_exchange(group, 0, Ordering::SeqCst, Ordering::SeqCst);
     }
+    let _ = FORWARD.compare_exchange(group, 0, Ordering::SeqCst, Ordering::SeqCst);
 }
 
 /// The command was interrupted while `cell` ran: its error, which `main` turns into exit code 128 + signal.

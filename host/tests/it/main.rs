@@ -6,6 +6,7 @@ mod support;
 
 mod abi;
 mod authoring;
+mod bisect;
 mod cli;
 mod compare;
 mod conditions;

@@ -1,0 +1,170 @@
+//! The builds a bisection measures: each commit checked out into a git worktree of the bisection's own (never
+//! the user's working tree or index), only the plugin crates of the selected rigs built into one shared target
+//! directory, and their libraries kept per commit under the cache directory, so a second bisection reuses
+//! every finished build.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::bisect::git::Repo;
+
+/// Builds commits of `repo`, one worktree at a time.
+pub struct Builder<'a> {
+    repo: &'a Repo,
+    /// The rigs to build, each with the library name its plugin has in this build (`librig_wal.so` → `rig_wal`),
+    /// for a crate that does not list its rigs in `[package.metadata.benchhost]`.
+    rigs: Vec<(String, Option<String>)>,
+    /// Cargo's profile (`release`).
+    profile: String,
+    /// The worktree, once made: removed by [`Builder::remove_worktree`].
+    worktree: Option<PathBuf>,
+    /// Seconds spent in cargo.
+    pub build_s: f64,
+    /// Builds found finished in the cache.
+    pub reused: u32,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder of `rigs` (with their library names here) in `profile`.
+    pub fn new(repo: &'a Repo, rigs: Vec<(String, Option<String>)>, profile: &str) -> Builder<'a> {
+        Builder { repo, rigs, profile: profile.into(), worktree: None, build_s: 0.0, reused: 0 }
+    }
+
+    /// The directory of `commit`'s plugin libraries, built now or before; `Ok(Err(why))` when the commit does
+    /// not build (a commit to skip); `Err` when the bisection cannot go on (git refuses a worktree).
+    pub fn build(&mut self, commit: &str) -> Result<Result<PathBuf, String>> {
+        let dir = self.repo.cache.join("builds").join(&self.profile).join(commit);
+        let done = dir.join(format!("done-{}", self.key()));
+        if done.is_file() {
+            self.reused += 1;
+            return Ok(Ok(dir));
+        }
+        let tree = self.checkout(commit)?;
+        let crates = match self.crates(&tree) {
+            Ok(crates) => crates,
+            Err(why) => return Ok(Err(why)),
+        };
+        let target = target_dir(&self.repo.cache);
+        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        cargo.args(["build", "--profile", &self.profile]).current_dir(&tree).env("CARGO_TARGET_DIR", &target);
+        for (package, _) in &crates {
+            cargo.args(["-p", package]);
+        }
+        eprintln!("bisect: building {} ({}) at {}", short(commit), names(&crates), self.repo.subject(commit));
+        let started = std::time::Instant::now();
+        let status = crate::bisect::child::run(cargo.stdout(Stdio::null()).stderr(Stdio::piped()));
+        self.build_s += started.elapsed().as_secs_f64();
+        let output = status?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let first_error = stderr.lines().find(|l| l.starts_with("error")).unwrap_or("cargo failed").trim();
+            return Ok(Err(format!("does not build: {first_error}")));
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let built = target.join(profile_dir(&self.profile));
+        for (_, library) in &crates {
+            let file = format!("lib{library}.so");
+            // Copied under a temporary name and renamed: a build cut short leaves no half library behind.
+            let partial = dir.join(format!(".{file}.partial"));
+            std::fs::copy(built.join(&file), &partial)
+                .with_context(|| format!("copying {file} from {}", built.display()))?;
+            std::fs::rename(&partial, dir.join(&file))?;
+        }
+        std::fs::write(&done, names(&crates))?;
+        Ok(Ok(dir))
+    }
+
+    /// The packages that provide the rigs at the checked-out commit, with their cdylib's library name.
+    fn crates(&self, tree: &Path) -> Result<Vec<(String, String)>, String> {
+        let packages = crate::bisect::git::packages(tree)?;
+        let mut found: Vec<(String, String)> = Vec::new();
+        for (rig, library) in &self.rigs {
+            let by_metadata = packages.iter().find(|p| p.rigs.contains(rig));
+            let by_library =
+                || packages.iter().find(|p| library.as_ref().is_some_and(|l| p.cdylib.as_ref() == Some(l)));
+            let Some(package) = by_metadata.or_else(by_library) else {
+                return Err(format!(
+                    "no package here provides rig `{rig}` (list it in its crate's [package.metadata.benchhost] rigs)"
+                ));
+            };
+            let Some(cdylib) = &package.cdylib else {
+                return Err(format!("package `{}` (rig `{rig}`) has no cdylib target", package.name));
+            };
+            if !found.iter().any(|(name, _)| *name == package.name) {
+                found.push((package.name.clone(), cdylib.clone()));
+            }
+        }
+        Ok(found)
+    }
+
+    /// A key of what is built: the rigs, so a bisection of other rigs builds their crates too.
+    fn key(&self) -> String {
+        let mut rigs: Vec<&str> = self.rigs.iter().map(|(r, _)| r.as_str()).collect();
+        rigs.sort_unstable();
+        rigs.join("+")
+    }
+
+    /// The bisection's worktree at `commit` (made on first use; the same path every time, so cargo rebuilds
+    /// only what the commit changed). The cargo workspace is found at the same place in it as the current
+    /// directory is in the repository.
+    fn checkout(&mut self, commit: &str) -> Result<PathBuf> {
+        let tree = self.repo.cache.join("worktree");
+        if self.worktree.is_none() {
+            // A worktree left by a bisection killed outright is forgotten first.
+            let _ = self.repo.git(&["worktree", "remove", "--force", &tree.to_string_lossy()]);
+            let _ = self.repo.git(&["worktree", "prune"]);
+            if tree.exists() {
+                std::fs::remove_dir_all(&tree).with_context(|| format!("removing {}", tree.display()))?;
+            }
+            self.repo.git(&["worktree", "add", "--detach", "--force", &tree.to_string_lossy(), commit])?;
+            self.worktree = Some(tree.clone());
+        } else {
+            let status = self.repo.git_in(&tree, &["checkout", "--detach", "--force", "--quiet", commit]);
+            status.with_context(|| format!("checking out {commit} in {}", tree.display()))?;
+        }
+        Ok(tree.join(&self.repo.prefix))
+    }
+
+    /// Removes the worktree this builder made (at the end, and on Ctrl-C).
+    pub fn remove_worktree(&mut self) {
+        if let Some(tree) = self.worktree.take()
+            && self.repo.git(&["worktree", "remove", "--force", &tree.to_string_lossy()]).is_err()
+        {
+            let _ = std::fs::remove_dir_all(&tree);
+            let _ = self.repo.git(&["worktree", "prune"]);
+        }
+    }
+}
+
+/// `CARGO_TARGET_DIR` if set, else one target directory for every bisection of this repository.
+fn target_dir(cache: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| cache.join("target"), PathBuf::from)
+}
+
+/// Where cargo puts a profile's artifacts.
+fn profile_dir(profile: &str) -> &str {
+    match profile {
+        "dev" | "test" => "debug",
+        "bench" => "release",
+        other => other,
+    }
+}
+
+fn names(crates: &[(String, String)]) -> String {
+    crates.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The first 10 hex digits of a commit.
+pub fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+/// Fails unless `profile` is a name cargo accepts for `--profile`.
+pub fn check_profile(profile: &str) -> Result<()> {
+    if profile.is_empty() || !profile.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        bail!("--cargo-profile `{profile}`: not a cargo profile name");
+    }
+    Ok(())
+}
