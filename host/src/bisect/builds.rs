@@ -24,12 +24,15 @@ pub struct Builder<'a> {
     pub build_s: f64,
     /// Builds found finished in the cache.
     pub reused: u32,
+    /// The libraries cargo's build of a commit overwrites in the target directory (`target/release/librig_wal.so`,
+    /// which the user's own build put there), each with the copy that puts it back at the end.
+    saved: Vec<(PathBuf, PathBuf)>,
 }
 
 impl<'a> Builder<'a> {
     /// A builder of `rigs` (with their library names here) in `profile`.
     pub fn new(repo: &'a Repo, rigs: Vec<(String, Option<String>)>, profile: &str) -> Builder<'a> {
-        Builder { repo, rigs, profile: profile.into(), worktree: None, build_s: 0.0, reused: 0 }
+        Builder { repo, rigs, profile: profile.into(), worktree: None, build_s: 0.0, reused: 0, saved: Vec::new() }
     }
 
     /// The directory of `commit`'s plugin libraries, built now or before; `Ok(Err(why))` when the commit does
@@ -47,6 +50,7 @@ impl<'a> Builder<'a> {
             Err(why) => return Ok(Err(why)),
         };
         let target = target_dir(&self.repo.cache);
+        self.save_libraries(&target, &crates)?;
         let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         cargo.args(["build", "--profile", &self.profile]).current_dir(&tree).env("CARGO_TARGET_DIR", &target);
         for (package, _) in &crates {
@@ -127,8 +131,38 @@ impl<'a> Builder<'a> {
         Ok(tree.join(&self.repo.prefix))
     }
 
-    /// Removes the worktree this builder made (at the end, and on Ctrl-C).
-    pub fn remove_worktree(&mut self) {
+    /// Copies aside the libraries a build into `target` will overwrite, once: a target directory shared with
+    /// the user's checkout must hold the user's build again when the bisection ends.
+    fn save_libraries(&mut self, target: &Path, crates: &[(String, String)]) -> Result<()> {
+        let saved_dir = self.repo.cache.join("saved");
+        for (_, library) in crates {
+            let file = target.join(profile_dir(&self.profile)).join(format!("lib{library}.so"));
+            if !file.is_file() || self.saved.iter().any(|(original, _)| *original == file) {
+                continue;
+            }
+            std::fs::create_dir_all(&saved_dir)?;
+            let copy = saved_dir.join(format!("lib{library}.so"));
+            std::fs::copy(&file, &copy).with_context(|| format!("saving {}", file.display()))?;
+            self.saved.push((file, copy));
+        }
+        Ok(())
+    }
+
+    /// Puts back the libraries of the user's build, and removes the worktree this builder made (at the end, and
+    /// on Ctrl-C).
+    pub fn restore(&mut self) {
+        for (original, copy) in self.saved.drain(..) {
+            // Replaced, not written through: cargo hard-links the file it uplifts to its own artifact.
+            let partial = original.with_extension("so.restoring");
+            if std::fs::copy(&copy, &partial).and_then(|_| std::fs::rename(&partial, &original)).is_err() {
+                eprintln!("bisect: could not put back {}: rebuild it", original.display());
+            }
+        }
+        self.remove_worktree();
+    }
+
+    /// Removes the worktree this builder made.
+    fn remove_worktree(&mut self) {
         if let Some(tree) = self.worktree.take()
             && self.repo.git(&["worktree", "remove", "--force", &tree.to_string_lossy()]).is_err()
         {

@@ -108,7 +108,7 @@ pub(crate) fn bisect(args: BisectArgs) -> Result<ExitCode> {
         stepper.metric
     );
     let outcome = walk(&repo, &commits, &good, &mut builder, &mut stepper);
-    builder.remove_worktree();
+    builder.restore();
     let walked = outcome?;
     let summary = Summary { started, build_s: builder.build_s, reused: builder.reused, measured: stepper.measured };
     answer(&repo, &commits, walked, &summary, own.json)
