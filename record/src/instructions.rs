@@ -31,6 +31,59 @@ pub struct InstructionCount {
     /// Why there is no `instructions` metric, when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unclean: Option<String>,
+    /// The functions the iterations ran, from Cachegrind's per-function totals of the two forks: the most
+    /// instructions per iteration first (at most 200, none under half an instruction).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionCount>,
+}
+
+/// One function's instructions per iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FunctionCount {
+    /// Its demangled name (without the hash of Rust's legacy mangling).
+    pub name: String,
+    /// Its source file, where debug info gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The first line of it that ran, where debug info gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Instructions per iteration.
+    pub per_iteration: f64,
+}
+
+/// Where a change of instructions per iteration happened: the functions whose count changed most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FunctionChange {
+    /// Its demangled name.
+    pub name: String,
+    /// Its source file, where debug info gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Its first line, where debug info gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Instructions per iteration on the old side (0 where it did not run or was not kept).
+    pub before: f64,
+    /// Instructions per iteration on the new side.
+    pub after: f64,
+}
+
+impl FunctionChange {
+    /// `after - before`.
+    pub fn difference(&self) -> f64 {
+        self.after - self.before
+    }
+
+    /// `name (file:line)`, the file by its last component, as far as debug info goes.
+    pub fn place(&self) -> String {
+        let file = self.file.as_deref().map(|f| f.rsplit('/').next().unwrap_or(f));
+        match (file, self.line) {
+            (Some(file), Some(line)) => format!("{} ({file}:{line})", self.name),
+            (Some(file), None) => format!("{} ({file})", self.name),
+            _ => self.name.clone(),
+        }
+    }
 }
 
 impl InstructionCount {

@@ -80,6 +80,13 @@ pub struct Verdict {
     /// How a paired comparison was made (absent for a comparison of two separate runs' records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<Method>,
+    /// On an `instructions` verdict whose two records carry per-function counts: the functions whose
+    /// instructions per iteration changed most, by absolute difference, at most 10.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<crate::FunctionChange>,
+    /// The share of the change in instructions per iteration that `functions` explain (1.0 for all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub functions_explain: Option<f64>,
 }
 
 /// How a paired comparison was made: enough to know what its interval counts.

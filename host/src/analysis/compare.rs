@@ -110,6 +110,8 @@ fn judge(
         detectable: None,
         reason: None,
         method: None,
+        functions: Vec::new(),
+        functions_explain: None,
     };
     let (ratio, ci95) = ratio_ci(old, new);
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
@@ -121,8 +123,9 @@ fn judge(
     if name == benchhost_record::INSTRUCTIONS {
         // A count has no interval: the figures themselves say what changed.
         verdict.test = instructions::TEST.into();
-        let note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
+        let mut note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
         (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
+        instructions::attach_functions(&mut verdict, &mut note, before, after);
         return Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone());
     }
     let note = format!(
@@ -184,6 +187,8 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         reason,
         detectable: None,
         method: None,
+        functions: Vec::new(),
+        functions_explain: None,
     };
     Record::verdict_on(side, verdict, note, run.clone())
 }

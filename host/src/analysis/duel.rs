@@ -215,6 +215,8 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
             }),
+            functions: Vec::new(),
+            functions_explain: None,
         };
         let note = match intervals {
             Some((_, ci95, ci90)) => {

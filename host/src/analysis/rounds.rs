@@ -130,6 +130,8 @@ fn pair(
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
             }),
+            functions: Vec::new(),
+            functions_explain: None,
         };
         let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let note = match crate::stats::summarize(&logs) {

@@ -18,7 +18,7 @@ use std::path::Path;
 use benchhost_plugin_api::{RigError, Style};
 
 use crate::child::channel::Protocol;
-use crate::child::rig::{PluginRig, create, load, setup_json};
+use crate::child::rig::{PluginRig, create, load_in_place, setup_json};
 use crate::child::sampler::Measure;
 use crate::proc::protocol::{CountTask, Message, Phase};
 
@@ -33,8 +33,9 @@ pub(super) fn run(task: &CountTask, out: &mut Protocol) {
     // count of the same code. Where the rig's buffers land decides the path alignment-dependent code takes (a
     // memcpy): a task line a few bytes longer, or a library at a longer path, moved the count of the ingest rig's
     // metrics conversion by 1% when the main heap held them.
-    let loaded =
-        std::thread::scope(|s| s.spawn(|| (load(&task.cell, &mut |m| out.send(&m)), setup_json(&task.cell))).join());
+    let loaded = std::thread::scope(|s| {
+        s.spawn(|| (load_in_place(&task.cell, &mut |m| out.send(&m)), setup_json(&task.cell))).join()
+    });
     let (root, [params, ctx]) = match loaded {
         Ok((Ok((_, Style::Run)), _)) => {
             return out.error(Phase::Load, RigError::unsupported("instruction counts are not for run-style rigs"));
@@ -96,10 +97,10 @@ fn pair(rig: &mut PluginRig, m: u64, totals: &Path, out: &mut Protocol) -> Resul
     })?;
     let forks = [m, 2 * m].map(|n| fork(rig, n, out));
     let mut counted = [0; 2];
-    for (total, fork) in counted.iter_mut().zip(forks) {
+    for (index, (total, fork)) in counted.iter_mut().zip(forks).enumerate() {
         let pid = fork.and_then(wait)?;
         // Read on a thread of its own: the file's length (it holds counts) must not shape the main heap.
-        let read = std::thread::scope(|s| s.spawn(|| read_total(totals, pid)).join());
+        let read = std::thread::scope(|s| s.spawn(|| read_total(totals, pid, index)).join());
         *total = read.unwrap_or_else(|_| Err(Ended::Failed("the thread reading the totals panicked".into())))?;
     }
     Ok(counted)
@@ -146,12 +147,14 @@ fn wait(pid: libc::pid_t) -> Result<libc::pid_t, Ended> {
     }
 }
 
-/// The instructions the fork `pid` executed in all, from the `summary:` line Cachegrind wrote at its exit.
-fn read_total(totals: &Path, pid: libc::pid_t) -> Result<u64, Ended> {
+/// The instructions the fork `pid` executed in all, from the `summary:` line Cachegrind wrote at its exit. The
+/// file is kept as [`CountTask::LAST`]`[index]` (the short fork's, then the long one's): those of the last pair are the
+/// counted iterations', whose functions the host reads.
+fn read_total(totals: &Path, pid: libc::pid_t, index: usize) -> Result<u64, Ended> {
     let file = totals.join(format!("cachegrind.{pid}"));
     let text = std::fs::read_to_string(&file)
         .map_err(|e| Ended::Failed(format!("reading {} (is this process under Cachegrind?): {e}", file.display())))?;
-    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::rename(&file, totals.join(CountTask::LAST[index]));
     summary(&text).ok_or_else(|| Ended::Failed(format!("{} has no `summary:` line", file.display())))
 }
 

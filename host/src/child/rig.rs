@@ -11,12 +11,30 @@ use crate::child::sampler::Measure;
 use crate::plugin::library;
 use crate::proc::protocol::{CellTask, Message, Phase};
 
-/// Opens `task`'s library (sending its [`Message::Plugin`]); its root module and the rig's style.
+/// Opens `task`'s library from a private copy (sending its [`Message::Plugin`]); its root module and the rig's
+/// style.
 pub(crate) fn load(task: &CellTask, send: &mut dyn FnMut(Message)) -> Result<(PluginRef, Style), (Phase, RigError)> {
     let sealed = task.sealed.as_ref().map(|(fd, sha256)| (*fd, sha256.as_str()));
-    let library::Opened { root, info, sha256 } =
-        library::open(&task.plugin_path, task.pin.as_deref(), library::Load::PrivateCopy { sealed })
-            .map_err(|reason| (Phase::Load, RigError::new(reason)))?;
+    load_as(task, library::Load::PrivateCopy { sealed }, send)
+}
+
+/// Opens `task`'s library from its file, as [`load`] does otherwise: for the count under Cachegrind, which
+/// names the functions it counts from the symbols of the mapped file, and finds none in a memfd. (The private
+/// copy spreads a file's physical placement over processes, which moves time, never a count.)
+pub(crate) fn load_in_place(
+    task: &CellTask,
+    send: &mut dyn FnMut(Message),
+) -> Result<(PluginRef, Style), (Phase, RigError)> {
+    load_as(task, library::Load::InPlace, send)
+}
+
+fn load_as(
+    task: &CellTask,
+    how: library::Load<'_>,
+    send: &mut dyn FnMut(Message),
+) -> Result<(PluginRef, Style), (Phase, RigError)> {
+    let library::Opened { root, info, sha256 } = library::open(&task.plugin_path, task.pin.as_deref(), how)
+        .map_err(|reason| (Phase::Load, RigError::new(reason)))?;
     let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
         let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);
         return Err((Phase::Load, RigError::new(message)));

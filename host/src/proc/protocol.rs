@@ -59,6 +59,12 @@ pub struct CountTask {
     pub most: u64,
 }
 
+impl CountTask {
+    /// The Cachegrind files of the last pair of forks, kept in `totals` by the count process: the short fork's,
+    /// then the long one's. The host reads the functions of the counted iterations from them.
+    pub const LAST: [&str; 2] = ["last-short", "last-long"];
+}
+
 /// Two arms measured in one process: both libraries loaded, both rigs set up, then pairs of samples, one of
 /// each arm, back to back, the arm that goes first swapped every pair.
 #[derive(Debug, Clone, Serialize, Deserialize)]

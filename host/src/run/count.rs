@@ -43,11 +43,12 @@ pub fn count(cell: &Cell, record: &mut Record, ctx: &mut RunContext<'_>, name: &
         Err(e) => failed_spawn(format!("creating the count's directories in {}: {e}", work.display())),
     };
     let _ = std::fs::remove_dir_all(&scratch);
-    let _ = std::fs::remove_dir_all(&totals);
     let counted = run.messages.iter().find_map(|m| match m {
         Message::Counted { threads, iterations, totals } => Some((*threads, *iterations, *totals)),
         _ => None,
     });
+    let functions = counted.map_or_else(Vec::new, |(_, iterations, _)| functions_of(&totals, iterations));
+    let _ = std::fs::remove_dir_all(&totals);
     let Some((threads, iterations, totals)) = counted.filter(|_| run.end == End::Exited(0)) else {
         return fail(cell, record, &run, ctx, kept_log(&log));
     };
@@ -59,6 +60,7 @@ pub fn count(cell: &Cell, record: &mut Record, ctx: &mut RunContext<'_>, name: &
         threads,
         wall_ms: run.wall.as_millis() as u64,
         unclean: None,
+        functions,
     };
     match count.per_iteration() {
         Ok(value) => {
@@ -73,6 +75,17 @@ pub fn count(cell: &Cell, record: &mut Record, ctx: &mut RunContext<'_>, name: &
     }
     if let Some(info) = record.cell.as_mut() {
         info.instructions = Some(count);
+    }
+}
+
+/// The functions of the counted iterations, from the last pair's Cachegrind files in `totals` (none when a
+/// file is missing: the count still stands on its totals).
+fn functions_of(totals: &std::path::Path, iterations: u64) -> Vec<benchhost_record::FunctionCount> {
+    let [short, long] =
+        crate::proc::protocol::CountTask::LAST.map(|name| std::fs::read_to_string(totals.join(name)).ok());
+    match (short, long) {
+        (Some(short), Some(long)) => crate::run::cachegrind::per_iteration(&short, &long, iterations),
+        _ => Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! the run's context, what cells gave) → `child_executor`, `count` → `finish` (the end of every cell) →
 //! `duel_process` → `in_rounds`, `duels` → `schedule` → `verdicts`.
 
+pub(crate) mod cachegrind;
 pub(crate) mod child_executor;
 pub(crate) mod conditions;
 pub(crate) mod context;

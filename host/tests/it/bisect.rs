@@ -94,6 +94,7 @@ impl Scratch {
 fn bisect_names_the_culprit_steps_around_a_broken_commit_reuses_builds_and_cleans_up_on_ctrl_c() {
     let s = scratch();
     let head = git(&s.repo, &["rev-parse", "HEAD"]);
+    let users_library = std::fs::read(s.target.join("release/libdemo_rig.so")).unwrap();
     let out = s.bisect(&s.good, &s.commits[5], "cache", true).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -105,6 +106,11 @@ fn bisect_names_the_culprit_steps_around_a_broken_commit_reuses_builds_and_clean
     let verdict = &answer["verdict"]["verdict"];
     assert_eq!((verdict["metric"].as_str(), verdict["decision"].as_str()), (Some("instructions"), Some("regressed")));
     assert_eq!(verdict["baseline"]["commit"], s.commits[CULPRIT - 1], "against its parent");
+    // Where: the function the culprit added, first among those whose count changed.
+    let first = verdict["functions"][0]["name"].as_str().unwrap_or_default();
+    assert!(first.ends_with("injected_regression_work"), "{:#}", verdict["functions"]);
+    assert_eq!(verdict["functions"][0]["before"], 0.0);
+    assert!(verdict["functions_explain"].as_f64().unwrap() > 0.9, "{verdict:#}");
     assert!(stderr.contains("does not build: error"), "{stderr}");
 
     // Every step's verdicts are in the stream, marked, with both commits.
@@ -131,6 +137,8 @@ fn bisect_names_the_culprit_steps_around_a_broken_commit_reuses_builds_and_clean
     // The user's checkout is as it was, and the bisection's worktree is gone.
     assert_eq!((git(&s.repo, &["rev-parse", "HEAD"]), git(&s.repo, &["status", "--porcelain"])), (head, String::new()));
     assert_eq!(s.worktrees(), 1);
+    let library = std::fs::read(s.target.join("release/libdemo_rig.so")).unwrap();
+    assert!(library == users_library, "the user's own build is back in the shared target directory");
 
     // A regression that is not there: nothing to bisect, and both builds come from the cache.
     let out = s.bisect(&s.good, &s.commits[1], "cache", false).output().unwrap();
