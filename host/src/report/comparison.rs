@@ -112,7 +112,39 @@ fn rows(verdicts: &[&Record]) -> Vec<Row> {
     rows
 }
 
-/// A rig's comparisons as a Markdown table (empty when `verdicts` holds none).
+/// Functions shown in a verdict's line of where its count changed.
+const WHERE_SHOWN: usize = 3;
+
+/// Where a verdict on counts changed, from its `functions`: `+97.0 instr/iter in rig::injected
+/// (workloads.rs:140), +1.0 in rig::noise; 98% of the change`. `None` without functions.
+pub fn where_changed(verdict: &benchhost_record::Verdict) -> Option<String> {
+    let parts: Vec<String> = verdict
+        .functions
+        .iter()
+        .take(WHERE_SHOWN)
+        .enumerate()
+        .map(|(i, f)| format!("{:+.1}{} in {}", f.difference(), if i == 0 { " instr/iter" } else { "" }, f.place()))
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let share = verdict.functions_explain.map_or(String::new(), |s| format!("; {:.0}% of the change", s * 100.0));
+    Some(format!("{}{share}", parts.join(", ")))
+}
+
+/// Each verdict among `verdicts` that says where its count changed: `(bench and variant, where)`.
+pub fn where_lines(verdicts: &[&Record]) -> Vec<(String, String)> {
+    verdicts
+        .iter()
+        .filter_map(|r| {
+            let line = where_changed(r.verdict.as_ref()?)?;
+            let variant: Vec<String> = r.variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
+            Some((format!("{} {}", r.bench, variant.join(" ")).trim().to_string(), line))
+        })
+        .collect()
+}
+
+/// A rig's comparisons as a Markdown table (empty when `verdicts` holds none), then where counts changed.
 pub fn markdown(verdicts: &[&Record]) -> String {
     let rows = rows(verdicts);
     if rows.is_empty() {
@@ -134,6 +166,13 @@ pub fn markdown(verdicts: &[&Record]) -> String {
             row.detectable,
             row.decision
         ));
+    }
+    let places = where_lines(verdicts);
+    if !places.is_empty() {
+        out.push_str("\nWhere the instructions changed:\n\n");
+        for (series, line) in places {
+            out.push_str(&format!("- {}: {}\n", cell(&series), cell(&line)));
+        }
     }
     out
 }
@@ -160,6 +199,14 @@ pub fn html(verdicts: &[&Record]) -> String {
         ));
     }
     out.push_str("</table>\n");
+    let places = where_lines(verdicts);
+    if !places.is_empty() {
+        out.push_str("<p>Where the instructions changed:</p><ul class=\"functions\">\n");
+        for (series, line) in places {
+            out.push_str(&format!("<li>{}: {}</li>\n", esc(&series), esc(&line)));
+        }
+        out.push_str("</ul>\n");
+    }
     out
 }
 
@@ -181,5 +228,46 @@ mod tests {
         assert_eq!(shown, ["at work_us=0: mode split vs perthread", "at work_us=10: mode split vs perthread"]);
         let alone: Vec<String> = labels(&[(&s0, &p0)]).iter().map(|l| l.to_string()).collect();
         assert_eq!(alone, ["mode split vs perthread"], "nothing to tell apart: no level shown");
+    }
+
+    #[test]
+    fn a_verdict_on_counts_says_where_they_changed_in_every_format() {
+        use benchhost_record::{Decision, FunctionChange, Kind, RunInfo, Verdict};
+        let change = |name: &str, line, before, after| FunctionChange {
+            name: name.into(),
+            file: Some("/src/workloads.rs".into()),
+            line,
+            before,
+            after,
+        };
+        let verdict = Verdict {
+            metric: Some("instructions".into()),
+            test: "exact".into(),
+            baseline: None,
+            against: Some(variant(json!({"replica": 0}))),
+            ratio: Some(1.1),
+            ci95: Some([1.1, 1.1]),
+            higher_is_better: Some(false),
+            threshold: 0.005,
+            decision: Decision::Regressed,
+            reason: None,
+            detectable: None,
+            method: None,
+            functions: vec![change("rig::injected", Some(140), 0.0, 97.0), change("rig::noise", None, 5.0, 6.0)],
+            functions_explain: Some(0.98),
+        };
+        let mut record =
+            Record::new("harness", Kind::Verdict, RunInfo::for_tests(1, None), variant(json!({"replica": 1})));
+        record.verdict = Some(verdict);
+        let line = "+97.0 instr/iter in rig::injected (workloads.rs:140), +1.0 in rig::noise (workloads.rs); 98% of the change";
+        assert_eq!(where_changed(record.verdict.as_ref().unwrap()).as_deref(), Some(line));
+        assert!(
+            markdown(&[&record])
+                .ends_with(&format!("Where the instructions changed:\n\n- harness replica=1: {line}\n"))
+        );
+        assert!(html(&[&record]).contains(&format!("<li>harness replica=1: {line}</li>")));
+        assert!(crate::report::verdicts_table(&[&record]).ends_with(&format!("where: harness replica=1: {line}")));
+        record.verdict.as_mut().unwrap().functions.clear();
+        assert!(!markdown(&[&record]).contains("Where"), "nothing to say without functions");
     }
 }

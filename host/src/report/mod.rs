@@ -112,7 +112,11 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
         let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
         table.add_row([record.bench.clone(), variant, metric, change, detectable, v.decision.name().to_string()]);
     }
-    table.to_string()
+    let mut text = table.to_string();
+    for (series, line) in comparison::where_lines(verdicts) {
+        text.push_str(&format!("\nwhere: {series}: {line}"));
+    }
+    text
 }
 
 #[cfg(test)]
