@@ -30,7 +30,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 fn scratch() -> Scratch {
     let sandbox = Sandbox::new();
     let repo = sandbox.path().join("repo");
-    sandbox.cmd().args(["new-rig", "demo_rig", "--path"]).arg(&repo).assert().success();
+    sandbox.cmd().args(["new-rig", "bisect_rig", "--path"]).arg(&repo).assert().success();
     for args in
         [&["init", "-q", "-b", "main"][..], &["config", "user.email", "t@example.com"], &["config", "user.name", "t"]]
     {
@@ -42,7 +42,8 @@ fn scratch() -> Scratch {
         git(&repo, &["commit", "-q", "-m", message]);
         git(&repo, &["rev-parse", "HEAD"])
     };
-    // One target directory with the authoring test's, so abi_stable's release build is paid once.
+    // One target directory with the authoring test's, so abi_stable's release build is paid once; a crate of
+    // another name, so that the two tests' libraries (target/release/lib*.so) never replace each other.
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("new-rig-target");
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let built = Command::new(cargo)
@@ -77,7 +78,7 @@ impl Scratch {
         let mut cmd = Command::new(crate::support::bin());
         cmd.current_dir(&self.repo).env_remove("BENCHHOST_PLUGIN_PATH");
         cmd.env("XDG_CACHE_HOME", self.sandbox.path().join(cache)).env("CARGO_TARGET_DIR", &self.target);
-        cmd.args(["bisect", good, bad, "--plugin", "demo_rig", "--quick", "--instructions", "--out"]);
+        cmd.args(["bisect", good, bad, "--plugin", "bisect_rig", "--quick", "--instructions", "--out"]);
         cmd.arg(self.sandbox.path().join("r.jsonl")).arg("--plugin-dir").arg(self.target.join("release"));
         if json {
             cmd.arg("--json");
@@ -94,7 +95,7 @@ impl Scratch {
 fn bisect_names_the_culprit_steps_around_a_broken_commit_reuses_builds_and_cleans_up_on_ctrl_c() {
     let s = scratch();
     let head = git(&s.repo, &["rev-parse", "HEAD"]);
-    let users_library = std::fs::read(s.target.join("release/libdemo_rig.so")).unwrap();
+    let users_library = std::fs::read(s.target.join("release/libbisect_rig.so")).unwrap();
     let out = s.bisect(&s.good, &s.commits[5], "cache", true).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -137,7 +138,7 @@ fn bisect_names_the_culprit_steps_around_a_broken_commit_reuses_builds_and_clean
     // The user's checkout is as it was, and the bisection's worktree is gone.
     assert_eq!((git(&s.repo, &["rev-parse", "HEAD"]), git(&s.repo, &["status", "--porcelain"])), (head, String::new()));
     assert_eq!(s.worktrees(), 1);
-    let library = std::fs::read(s.target.join("release/libdemo_rig.so")).unwrap();
+    let library = std::fs::read(s.target.join("release/libbisect_rig.so")).unwrap();
     assert!(library == users_library, "the user's own build is back in the shared target directory");
 
     // A regression that is not there: nothing to bisect, and both builds come from the cache.
