@@ -47,10 +47,13 @@ impl Stepper {
         let _ = std::fs::remove_file(&file);
         let exe = std::env::current_exe().context("finding benchhost's own executable")?;
         let mut run = Command::new(exe);
-        run.arg("run").args(&self.forwarded);
-        if let Some(rounds) = rounds {
-            run.arg("--rounds").arg(rounds.to_string());
-        }
+        match rounds {
+            // In place of the user's own --rounds, which run would refuse to take twice.
+            Some(rounds) => {
+                run.arg("run").args(without_option(&self.forwarded, "--rounds")).arg(format!("--rounds={rounds}"))
+            }
+            None => run.arg("run").args(&self.forwarded),
+        };
         run.arg("--plugin-dir").arg(new.dir).arg("--against").arg(old.dir).arg("--out").arg(&file);
         eprintln!("bisect: {label}: {} against {}", short(new.commit), short(old.commit));
         // Its tables go to stderr: stdout is the bisection's answer.
@@ -76,6 +79,20 @@ impl Stepper {
             (Some(_), Some(_)) => anyhow::bail!("the step measured more than one cell on `{}`", self.metric),
         }
     }
+}
+
+/// `words` without option `flag` and its value (`--flag VALUE` or `--flag=VALUE`).
+pub fn without_option(words: &[String], flag: &str) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if word == flag {
+            words.next();
+        } else if !word.strip_prefix(flag).is_some_and(|rest| rest.starts_with('=')) {
+            kept.push(word.clone());
+        }
+    }
+    kept
 }
 
 /// Marks a step's verdict: run by bisect, of commit `new`, against commit `old`.

@@ -15,7 +15,7 @@ use crate::bisect::builds::{Builder, check_profile, short};
 use crate::bisect::git::Repo;
 use crate::bisect::judge::{Call, by_estimate, call};
 use crate::bisect::search::{Judged, Search};
-use crate::bisect::step::{Build, Stepper};
+use crate::bisect::step::{Build, Stepper, without_option};
 use crate::run::output::print;
 
 /// Extra measurements of a step whose interval spans the middle, each with twice the processes.
@@ -90,7 +90,8 @@ pub(crate) fn bisect(args: BisectArgs) -> Result<ExitCode> {
         (None, true) => "instructions".into(),
         (None, false) => descriptor.metrics.first().map(|m| m.name.to_string()).unwrap_or_default(),
     };
-    let child_args = without_plugin_dirs(&own.forwarded);
+    // A step loads only the two builds it compares.
+    let child_args = without_option(&own.forwarded, "--plugin-dir");
     let mut stepper = Stepper {
         forwarded: child_args,
         metric,
@@ -302,22 +303,6 @@ fn split(rest: &[String]) -> Result<Own> {
     Ok(own)
 }
 
-/// `words` without `--plugin-dir DIR`: a step loads only the two builds it compares.
-fn without_plugin_dirs(words: &[String]) -> Vec<String> {
-    let mut kept = Vec::new();
-    let mut words = words.iter();
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--plugin-dir" => {
-                words.next();
-            }
-            w if w.starts_with("--plugin-dir=") => {}
-            _ => kept.push(word.clone()),
-        }
-    }
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,8 +323,10 @@ mod tests {
     }
 
     #[test]
-    fn steps_load_only_their_own_builds() {
-        let kept = without_plugin_dirs(&words("wal --plugin-dir a --plugin-dir=b --quick"));
+    fn steps_load_only_their_own_builds_and_take_the_rounds_they_are_given() {
+        let kept = without_option(&words("wal --plugin-dir a --plugin-dir=b --quick"), "--plugin-dir");
         assert_eq!(kept, words("wal --quick"));
+        let kept = without_option(&words("wal --rounds 6 --rounds=7 --rounds-x 1"), "--rounds");
+        assert_eq!(kept, words("wal --rounds-x 1"), "only the option itself");
     }
 }
