@@ -78,7 +78,7 @@ pub(crate) fn bisect(args: BisectArgs) -> Result<ExitCode> {
     let cell = match cells.as_slice() {
         [one] => one,
         _ => bail!(
-            "bisect follows one series; the FILTER selects {} cells: {} (narrow it, e.g. `wal rows=1000`)",
+            "bisect follows one series; the FILTER selects {} cells: {} (narrow it, e.g. `wal compression=zstd rows=1000`)",
             cells.len(),
             cells.iter().map(|c| c.label()).collect::<Vec<_>>().join("; ")
         ),
@@ -101,8 +101,9 @@ pub(crate) fn bisect(args: BisectArgs) -> Result<ExitCode> {
     };
     let mut builder = Builder::new(&repo, vec![(cell.rig.clone(), library)], &own.profile);
     eprintln!(
-        "bisect: {} commits after GOOD {} up to BAD {}, on `{}` {}",
+        "bisect: {} commit{} after GOOD {} up to BAD {}, on `{}` {}",
         commits.len(),
+        if commits.len() == 1 { "" } else { "s" },
         short(&good),
         short(&bad),
         cell.label(),

@@ -17,8 +17,8 @@ pub const RUN: &str = "Examples:
 
 /// `benchhost bisect`.
 pub const BISECT: &str = "Examples:
-  benchhost bisect v0.3 main 'wal rows=1000 compression=zstd' --instructions   # exact counts decide each step
-  benchhost bisect HEAD~32 HEAD harness workload=sort10k --json                # wall time, the answer as JSON";
+  benchhost bisect v0.3 main 'wal compression=zstd rows=1000' --instructions   # exact counts decide each step
+  benchhost bisect HEAD~32 HEAD --plugin harness --set workload=sort10k --json  # wall time, the answer as JSON";
 
 /// `benchhost plan`.
 pub const PLAN: &str = "Examples:
