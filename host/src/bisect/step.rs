@@ -47,13 +47,7 @@ impl Stepper {
         let _ = std::fs::remove_file(&file);
         let exe = std::env::current_exe().context("finding benchhost's own executable")?;
         let mut run = Command::new(exe);
-        match rounds {
-            // In place of the user's own --rounds, which run would refuse to take twice.
-            Some(rounds) => {
-                run.arg("run").args(without_option(&self.forwarded, "--rounds")).arg(format!("--rounds={rounds}"))
-            }
-            None => run.arg("run").args(&self.forwarded),
-        };
+        run.arg("run").args(run_options(&self.forwarded, rounds));
         run.arg("--plugin-dir").arg(new.dir).arg("--against").arg(old.dir).arg("--out").arg(&file);
         eprintln!("bisect: {label}: {} against {}", short(new.commit), short(old.commit));
         // Its tables go to stderr: stdout is the bisection's answer.
@@ -78,6 +72,19 @@ impl Stepper {
             (None, _) => Ok(Err(format!("no verdict on `{}` (--metric names one the rig reports)", self.metric))),
             (Some(_), Some(_)) => anyhow::bail!("the step measured more than one cell on `{}`", self.metric),
         }
+    }
+}
+
+/// The user's run options for one step, with `rounds` in place of the user's own `--rounds` when given (run
+/// refuses the option twice).
+fn run_options(forwarded: &[String], rounds: Option<u32>) -> Vec<String> {
+    match rounds {
+        Some(rounds) => {
+            let mut words = without_option(forwarded, "--rounds");
+            words.push(format!("--rounds={rounds}"));
+            words
+        }
+        None => forwarded.to_vec(),
     }
 }
 
@@ -108,4 +115,17 @@ fn mark(record: &mut Record, new: &str, old: &str, label: &str) {
         Some(before) => format!("{note}; {before}"),
         None => note,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_measured_again_takes_its_rounds_in_place_of_the_users() {
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let user = words("wal --rounds 6 --quick");
+        assert_eq!(run_options(&user, None), user);
+        assert_eq!(run_options(&user, Some(40)), words("wal --quick --rounds=40"), "one --rounds, the step's");
+    }
 }
