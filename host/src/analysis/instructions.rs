@@ -71,7 +71,6 @@ pub const FUNCTIONS_SHOWN: usize = 10;
 /// most (when both records carry per-function counts), and to its note the first of them with the share of the
 /// change they explain: `; most in rig::work (lib.rs:40): +81920.0 per iteration, 97% of the change`.
 pub fn attach_functions(verdict: &mut Verdict, note: &mut String, before: &Record, after: &Record) {
-    let functions = |r: &Record| r.cell.as_ref().and_then(|c| c.instructions.as_ref()).map(|c| c.functions.clone());
     let (Some(old), Some(new)) = (functions(before), functions(after)) else { return };
     let (Some(old_total), Some(new_total)) = (before.metrics.get(INSTRUCTIONS), after.metrics.get(INSTRUCTIONS)) else {
         return;
@@ -79,7 +78,7 @@ pub fn attach_functions(verdict: &mut Verdict, note: &mut String, before: &Recor
     if old.is_empty() || new.is_empty() {
         return;
     }
-    let changes = function_changes(&old, &new);
+    let changes = function_changes(old, new);
     let change = new_total.value - old_total.value;
     let explained: f64 = changes.iter().map(FunctionChange::difference).sum();
     let share = (change != 0.0).then(|| explained / change);
@@ -93,6 +92,11 @@ pub fn attach_functions(verdict: &mut Verdict, note: &mut String, before: &Recor
     }
     verdict.functions = changes;
     verdict.functions_explain = share;
+}
+
+/// The functions a record's count kept, if it has a count.
+fn functions(record: &Record) -> Option<&[FunctionCount]> {
+    record.cell.as_ref()?.instructions.as_ref().map(|c| c.functions.as_slice())
 }
 
 /// The [`FUNCTIONS_SHOWN`] functions whose count per iteration differs most between `old` and `new` (a function

@@ -9,6 +9,9 @@ use clap::{Args, Subcommand};
 use crate::plan::config::{parse_duration, parse_fraction, parse_positive_duration};
 use crate::stats::Sampling;
 
+/// The results stream commands append to and read unless told otherwise.
+pub(crate) const RESULTS: &str = "results/results.jsonl";
+
 #[derive(Debug, Args)]
 pub(crate) struct PluginDirs {
     /// Look for plugins in DIR first (repeatable); then BENCHHOST_PLUGIN_PATH, then next to the executable.
@@ -88,7 +91,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) matrix: MatrixArgs,
     /// Append records to FILE.
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    #[arg(long, value_name = "FILE", default_value = RESULTS)]
     pub(crate) out: PathBuf,
     /// Also save this run's records as baseline NAME (in baselines/ next to --out), replacing it.
     #[arg(long, value_name = "NAME")]
@@ -180,7 +183,7 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
     /// Where baseline names are looked up: baselines/ next to this stream.
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    #[arg(long, value_name = "FILE", default_value = RESULTS)]
     pub(crate) results: PathBuf,
     /// Print the verdict records as a JSON array instead of a table.
     #[arg(long)]
@@ -196,7 +199,7 @@ pub(crate) enum Import {
         /// The directory.
         dir: PathBuf,
         /// Append the records to FILE.
-        #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+        #[arg(long, value_name = "FILE", default_value = RESULTS)]
         out: PathBuf,
     },
 }
@@ -212,7 +215,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
     pub(crate) threshold: f64,
     /// Append the calibration records to FILE (where `--threshold auto` looks for them).
-    #[arg(long, value_name = "FILE", default_value = "results/results.jsonl")]
+    #[arg(long, value_name = "FILE", default_value = RESULTS)]
     pub(crate) out: PathBuf,
 }
 

@@ -281,7 +281,7 @@ fn split(rest: &[String]) -> Result<Own> {
     let mut own = Own {
         json: false,
         metric: None,
-        out: PathBuf::from("results/results.jsonl"),
+        out: PathBuf::from(crate::cli::args::RESULTS),
         profile: "release".into(),
         forwarded: Vec::new(),
     };
