@@ -84,7 +84,7 @@ pub trait Rig: Sized + Send + 'static {
 /// ```
 /// use benchhost_plugin_api::SetupContext;
 /// // What a rig's unit test passes; the host fills in a per-cell directory it removes afterwards.
-/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None };
+/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None, counting: false };
 /// let seconds = if ctx.quick { 1 } else { 30 };
 /// assert_eq!(seconds, 1);
 /// ```
@@ -100,6 +100,12 @@ pub struct SetupContext {
     /// outside the host: then a seed is built for each instance.
     #[serde(default)]
     pub seed_dir: Option<PathBuf>,
+    /// True when the host sets this instance up to count its instructions (`run --instructions`): it forks the
+    /// set-up rig, and a fork keeps only the thread that forks. A rig that runs worker threads (a multi-thread
+    /// tokio runtime) runs its iterations on the calling thread instead (a current-thread runtime), so that its
+    /// count is the work of an iteration and not nothing.
+    #[serde(default)]
+    pub counting: bool,
 }
 
 /// Counters a rig reports at teardown: rows, records, bytes, checksums. The host checks the declared

@@ -24,7 +24,7 @@ impl SetupContext {
     /// ```
     /// use benchhost_plugin_api::SetupContext;
     /// let scratch = std::env::temp_dir().join(format!("seed-doc-{}", std::process::id()));
-    /// let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: Some(scratch.join("seeds")) };
+    /// let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: Some(scratch.join("seeds")), counting: false };
     /// let build = |dir: &std::path::Path| Ok(std::fs::write(dir.join("rows.csv"), "1,2,3\n")?);
     /// let first = ctx.seed("rows-3", build).unwrap();
     /// // A later instance finds it and does not build it again.
@@ -70,7 +70,12 @@ mod tests {
     use super::*;
 
     fn context(root: &Path, shared: bool) -> SetupContext {
-        SetupContext { scratch_dir: root.join("scratch"), quick: true, seed_dir: shared.then(|| root.join("seeds")) }
+        SetupContext {
+            scratch_dir: root.join("scratch"),
+            quick: true,
+            seed_dir: shared.then(|| root.join("seeds")),
+            counting: false,
+        }
     }
 
     fn root(name: &str) -> PathBuf {

@@ -101,7 +101,7 @@ pub fn run<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
     let scratch =
         std::env::temp_dir().join(format!("benchhost-test-{}-{}-{call}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: None };
+    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: None, counting: false };
     let result = drive::<R>(&descriptor, params, &ctx, times);
     let _ = std::fs::remove_dir_all(&scratch);
     result

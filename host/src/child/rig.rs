@@ -45,14 +45,18 @@ fn load_as(
 
 /// The rig of `task`, set up.
 pub(crate) fn set_up(root: &PluginRef, task: &CellTask) -> Result<PluginRig, RigError> {
-    let [params, ctx] = setup_json(task);
+    let [params, ctx] = setup_json(task, false);
     create(root, &task.rig, &params, &ctx)
 }
 
-/// What `setup` is given: the parameters and the [`SetupContext`], as JSON.
-pub(crate) fn setup_json(task: &CellTask) -> [String; 2] {
-    let ctx =
-        SetupContext { scratch_dir: task.scratch_dir.clone(), quick: task.quick, seed_dir: task.seed_dir.clone() };
+/// What `setup` is given: the parameters and the [`SetupContext`], as JSON; `counting` for a count's set-up.
+pub(crate) fn setup_json(task: &CellTask, counting: bool) -> [String; 2] {
+    let ctx = SetupContext {
+        scratch_dir: task.scratch_dir.clone(),
+        quick: task.quick,
+        seed_dir: task.seed_dir.clone(),
+        counting,
+    };
     [
         serde_json::to_string(&task.params).expect("params serialize"),
         serde_json::to_string(&ctx).expect("context serializes"),

@@ -23,7 +23,12 @@ fn every_rewrite_keeps_the_rows_and_leaves_only_the_file_it_wrote() {
 fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
     Compaction::setup(
         serde_json::from_value(json!({"files": 3, "rows_per_file": 50, "storage": storage, "workers": 0})).unwrap(),
-        &SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: Some(dir.join("seeds")) },
+        &SetupContext {
+            scratch_dir: dir.to_path_buf(),
+            quick: true,
+            seed_dir: Some(dir.join("seeds")),
+            counting: false,
+        },
     )
     .unwrap()
 }
@@ -66,7 +71,7 @@ fn a_fast_append_of_the_merged_file_is_caught_as_doubled_rows() {
     let params = json!({"files": 2, "rows_per_file": 10, "storage": "memory", "workers": 0});
     let mut rig = Compaction::setup(
         serde_json::from_value(params).unwrap(),
-        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None },
+        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None, counting: false },
     )
     .unwrap();
     let mut table = rig.seed().unwrap();

@@ -187,7 +187,7 @@ impl Rig for Querier {
     }
 
     fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
-        let runtime = runtime::new(p.workers)?;
+        let runtime = runtime::new(p.workers, ctx)?;
         let dir = ctx.scratch_dir.join("warehouse");
         std::fs::create_dir_all(&dir)?;
         let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;

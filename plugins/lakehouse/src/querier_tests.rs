@@ -94,7 +94,12 @@ fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds");
     let outcome = |instance: &str| {
-        let ctx = SetupContext { scratch_dir: dir.path().join(instance), quick: true, seed_dir: Some(seeds.clone()) };
+        let ctx = SetupContext {
+            scratch_dir: dir.path().join(instance),
+            quick: true,
+            seed_dir: Some(seeds.clone()),
+            counting: false,
+        };
         let params = serde_json::from_value(
             json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 2}),
         );
