@@ -27,6 +27,8 @@ pub const COUNTED: u64 = 50_000_000;
 
 /// Runs the count, speaking the protocol: [`Message::Counted`] carries m and the two forks' totals.
 pub(super) fn run(task: &CountTask, out: &mut Protocol) {
+    // Before any plugin code runs: the set-up's hash seeds and UUIDs shape the heap the forks iterate on.
+    super::fixed::fix();
     out.send(&Message::Phase { phase: Phase::Load });
     // The load and the set-up's JSON on a thread of their own, in a heap arena of their own (as the task was
     // read): the main heap, where the rig allocates and the forks iterate, then holds the same as in any other
@@ -34,7 +36,7 @@ pub(super) fn run(task: &CountTask, out: &mut Protocol) {
     // memcpy): a task line a few bytes longer, or a library at a longer path, moved the count of the ingest rig's
     // metrics conversion by 1% when the main heap held them.
     let loaded = std::thread::scope(|s| {
-        s.spawn(|| (load_in_place(&task.cell, &mut |m| out.send(&m)), setup_json(&task.cell))).join()
+        s.spawn(|| (load_in_place(&task.cell, &mut |m| out.send(&m)), setup_json(&task.cell, true))).join()
     });
     let (root, [params, ctx]) = match loaded {
         Ok((Ok((_, Style::Run)), _)) => {

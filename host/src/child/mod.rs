@@ -13,6 +13,7 @@ mod cell;
 mod channel;
 mod count;
 mod duel;
+mod fixed;
 mod heap;
 mod idle;
 mod rig;

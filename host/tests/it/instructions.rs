@@ -118,3 +118,22 @@ fn a_rig_with_threads_of_its_own_has_no_count_and_says_why() {
     assert_eq!(how.threads, Some(2));
     assert!(how.unclean.as_deref().unwrap().contains("2 threads"), "{:?}", how.unclean);
 }
+
+#[test]
+fn randomness_drawn_at_set_up_counts_the_same_in_every_run() {
+    // `seeded` loops a number of rounds (1,000 to 1,999) drawn from std's hasher keys at set-up: a timed process
+    // draws from the OS, a count process from the fixed stream every count process gets.
+    let count = || count_of(&counted("[rig.seeded]\n", &fault_plugins(), &[], 0).0[0]);
+    let (a, b) = (count(), count());
+    assert_eq!(a, b, "two runs, two count processes, one count");
+    assert!(a > 1_000.0, "a thousand rounds and more: {a}");
+}
+
+#[test]
+fn a_rig_told_it_is_counted_keeps_no_workers_and_is_counted() {
+    let (records, _) = counted("[rig.workers]\n", &fault_plugins(), &[], 0);
+    let how = records[0].cell.as_ref().unwrap().instructions.clone().unwrap();
+    assert_eq!((how.threads, how.unclean), (Some(1), None), "the count's set-up was told, and kept no worker");
+    assert!(count_of(&records[0]) > 0.0);
+    assert_eq!(records[0].metrics["workers"].value, 1.0, "the timed process kept its worker");
+}
