@@ -51,7 +51,12 @@ impl SetupContext {
         std::fs::create_dir_all(&home).map_err(|e| io("creating", &home, e))?;
         // Built aside and renamed into place: a seed is either whole or absent, even if this process dies mid-way
         // or another process (a concurrent pair) builds the same one at the same time.
-        let draft = home.join(format!(".{key}.{}", std::process::id()));
+        // Named by the process in a shared directory; by nothing that differs from run to run in this instance's
+        // own (a count's: the path's length would move its allocations).
+        let draft = match self.seed_dir {
+            Some(_) => home.join(format!(".{key}.{}", std::process::id())),
+            None => home.join(format!(".{key}.draft")),
+        };
         let _ = std::fs::remove_dir_all(&draft);
         std::fs::create_dir(&draft).map_err(|e| io("creating", &draft, e))?;
         let built = build(&draft);

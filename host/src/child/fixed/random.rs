@@ -1,33 +1,20 @@
-//! A count's randomness, fixed: the same stream of "random" bytes in every count process, so that code whose
-//! work depends on them does the same work in every count.
+//! A count's randomness, fixed: the same stream of "random" bytes in every count process.
 //!
-//! Why: a count forks a set-up rig, and the work an iteration does depends on the heap the set-up left. Set-ups
-//! draw on the OS's randomness (std's `HashMap` seeds, `ahash` in DataFusion, the UUIDs iceberg-rust names files
-//! and snapshots with), so two processes walked their maps in other orders, freed in other orders and left
-//! glibc's free lists otherwise: the same iterations then cost a few more or fewer instructions in `_int_malloc`
-//! and `unlink_chunk`. Counted twice, the cache tier's cells differed by 0.05-2.1%, all of it in the allocator;
-//! with this, to the last digit.
-//!
-//! How: this binary defines `getrandom` and `getentropy` and exports them (`build.rs`), so they come before
-//! glibc's in the process's symbol lookup: std, the `getrandom` crate and so every plugin's copies of them find
-//! ours, by that lookup (`dlsym`) or by a call through the PLT. Until [`fix`] is called they pass through to the
-//! kernel; after it (only a count process calls it, before it loads the plugin) they give splitmix64's stream
-//! from a fixed seed. Timed processes never call it: their randomness is the OS's. (Code that makes the raw
-//! system call itself, as the `getrandom` crate's 0.2 line does, still gets the kernel's bytes.)
+//! Why: set-ups draw on the OS's randomness (std's `HashMap` seeds, `ahash` in DataFusion, the UUIDs iceberg-rust
+//! names files and snapshots with), so two processes walked their maps in other orders, freed in other orders and
+//! left glibc's free lists otherwise: the same iterations then cost a few more or fewer instructions in
+//! `_int_malloc` and `unlink_chunk`. Counted twice, the cache tier's cells differed by 0.05-2.1%, all of it in the
+//! allocator; with this, to the last digit. (Code that makes the raw system call itself, as the `getrandom`
+//! crate's 0.2 line does, still gets the kernel's bytes.)
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Whether this process's randomness is fixed.
-static FIXED: AtomicBool = AtomicBool::new(false);
+use super::fixed;
+
 /// splitmix64's state.
 static STATE: AtomicU64 = AtomicU64::new(SEED);
 const SEED: u64 = 0x5EED_0FC0_0175;
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// Fixes this process's randomness from now on. For a count process only: its bytes are not random at all.
-pub fn fix() {
-    FIXED.store(true, Ordering::SeqCst);
-}
 
 /// Fills `bytes` from the fixed stream.
 fn fill(bytes: &mut [u8]) {
@@ -40,13 +27,13 @@ fn fill(bytes: &mut [u8]) {
     }
 }
 
-/// glibc's `getrandom(2)` wrapper, interposed: the kernel's bytes, or the fixed stream after [`fix`].
+/// glibc's `getrandom(2)` wrapper, interposed: the kernel's bytes, or the fixed stream after [`super::fix`].
 ///
 /// # Safety
 /// `buf` must be valid for `len` bytes of writes, as for glibc's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn getrandom(buf: *mut libc::c_void, len: libc::size_t, flags: libc::c_uint) -> libc::ssize_t {
-    if !FIXED.load(Ordering::Relaxed) {
+    if !fixed() {
         // SAFETY: the caller's buffer, as the caller passed it.
         return unsafe { libc::syscall(libc::SYS_getrandom, buf, len, flags) } as libc::ssize_t;
     }
