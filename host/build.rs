@@ -1,6 +1,6 @@
 //! Exports the count process's interposed C library functions (randomness, clocks and timed waits) from
 //! the `benchhost` binary, so that they come before glibc's in every lookup of the process, the plugins'
-//! included (why: `src/child/fixed/mod.rs`).
+//! included (why: `src/child/fixed.rs`).
 
 fn main() {
     let time = ["clock_gettime", "nanosleep", "clock_nanosleep", "epoll_wait", "epoll_pwait"];

@@ -103,7 +103,8 @@ pub struct SetupContext {
     /// True when the host sets this instance up to count its instructions (`run --instructions`): it forks the
     /// set-up rig, and a fork keeps only the thread that forks. A rig that runs worker threads (a multi-thread
     /// tokio runtime) runs its iterations on the calling thread instead (a current-thread runtime), so that its
-    /// count is the work of an iteration and not nothing.
+    /// count is the work of an iteration and not nothing. A count's `seed_dir` is `None`, and its randomness and
+    /// clocks are fixed (docs/writing-a-rig.md, "count-stable").
     #[serde(default)]
     pub counting: bool,
 }

@@ -130,6 +130,16 @@ fn randomness_drawn_at_set_up_counts_the_same_in_every_run() {
 }
 
 #[test]
+fn work_bounded_by_the_clock_counts_the_same_in_every_run() {
+    // `clocked` spins until 100 us have passed: on the wall's clock its rounds follow the machine's speed and
+    // Valgrind's; on a count's every read moves time 1 us on, so they are the same in every count.
+    let count = || count_of(&counted("[rig.clocked]\n", &fault_plugins(), &[], 0).0[0]);
+    let (a, b) = (count(), count());
+    assert_eq!(a, b, "two runs, two count processes, one count");
+    assert!(a > 200_000.0, "200,000 rounds of arithmetic and 100 of the spin: {a}");
+}
+
+#[test]
 fn a_rig_told_it_is_counted_keeps_no_workers_and_is_counted() {
     let (records, _) = counted("[rig.workers]\n", &fault_plugins(), &[], 0);
     let how = records[0].cell.as_ref().unwrap().instructions.clone().unwrap();

@@ -47,8 +47,13 @@ type ClockGettime = unsafe extern "C" fn(libc::clockid_t, *mut libc::timespec) -
 type Nanosleep = unsafe extern "C" fn(*const libc::timespec, *mut libc::timespec) -> libc::c_int;
 type ClockNanosleep =
     unsafe extern "C" fn(libc::clockid_t, libc::c_int, *const libc::timespec, *mut libc::timespec) -> libc::c_int;
-type EpollPwait =
-    unsafe extern "C" fn(libc::c_int, *mut libc::epoll_event, libc::c_int, libc::c_int, *const libc::sigset_t) -> libc::c_int;
+type EpollPwait = unsafe extern "C" fn(
+    libc::c_int,
+    *mut libc::epoll_event,
+    libc::c_int,
+    libc::c_int,
+    *const libc::sigset_t,
+) -> libc::c_int;
 
 /// glibc's `clock_gettime(3)`, interposed: glibc's own (through the vDSO), or the virtual time.
 ///
@@ -172,7 +177,6 @@ fn timespec(ns: u64) -> libc::timespec {
 fn nanos(ts: &libc::timespec) -> u64 {
     (ts.tv_sec.max(0) as u64).saturating_mul(NS_PER_S).saturating_add(ts.tv_nsec.max(0) as u64)
 }
-
 
 #[cfg(test)]
 mod tests {
