@@ -119,13 +119,19 @@ fn a_rig_with_threads_of_its_own_has_no_count_and_says_why() {
     assert!(how.unclean.as_deref().unwrap().contains("2 threads"), "{:?}", how.unclean);
 }
 
+/// The count of the fixture rig `rig` in two runs (two count processes), checked to be one count.
+fn counted_twice_alike(rig: &str) -> f64 {
+    let count = || count_of(&counted(&format!("[rig.{rig}]\n"), &fault_plugins(), &[], 0).0[0]);
+    let (a, b) = (count(), count());
+    assert_eq!(a, b, "two runs, two count processes, one count");
+    a
+}
+
 #[test]
 fn randomness_drawn_at_set_up_counts_the_same_in_every_run() {
     // `seeded` loops a number of rounds (1,000 to 1,999) drawn from std's hasher keys at set-up: a timed process
     // draws from the OS, a count process from the fixed stream every count process gets.
-    let count = || count_of(&counted("[rig.seeded]\n", &fault_plugins(), &[], 0).0[0]);
-    let (a, b) = (count(), count());
-    assert_eq!(a, b, "two runs, two count processes, one count");
+    let a = counted_twice_alike("seeded");
     assert!(a > 1_000.0, "a thousand rounds and more: {a}");
 }
 
@@ -133,9 +139,7 @@ fn randomness_drawn_at_set_up_counts_the_same_in_every_run() {
 fn work_bounded_by_the_clock_counts_the_same_in_every_run() {
     // `clocked` spins until 100 us have passed: on the wall's clock its rounds follow the machine's speed and
     // Valgrind's; on a count's every read moves time 1 us on, so they are the same in every count.
-    let count = || count_of(&counted("[rig.clocked]\n", &fault_plugins(), &[], 0).0[0]);
-    let (a, b) = (count(), count());
-    assert_eq!(a, b, "two runs, two count processes, one count");
+    let a = counted_twice_alike("clocked");
     assert!(a > 200_000.0, "200,000 rounds of arithmetic and 100 of the spin: {a}");
 }
 
