@@ -13,6 +13,7 @@ use crate::plan::matrix::Cell;
 use crate::proc::executor::{ChildRun, End, failed_spawn};
 use crate::proc::protocol::Message;
 use crate::run::context::{CountRun, RunContext, kept_log};
+use crate::run::count_dir::CountDir;
 use crate::run::valgrind::most_iterations;
 use benchhost_record::{Cause, Failure, INSTRUCTIONS, INSTRUCTIONS_UNIT, InstructionCount, Kind, MetricValue, Record};
 
@@ -29,20 +30,21 @@ pub fn count(cell: &Cell, record: &mut Record, ctx: &mut RunContext<'_>, name: &
     let (valgrind, near) = (counting.valgrind().clone(), counting.near(&cell.rig));
     let work = ctx.work_dir.path().to_owned();
     let file = |suffix: &str| work.join(format!("{name}-{suffix}"));
-    let (scratch, totals, log) = (file("count"), file("totals"), file("count.log"));
-    let run = match std::fs::create_dir(&scratch).and_then(|()| std::fs::create_dir(&totals)) {
-        Ok(()) => ctx.executor.execute_count(CountRun {
+    let (totals, log) = (file("totals"), file("count.log"));
+    let claimed = CountDir::claim().and_then(|scratch| std::fs::create_dir(&totals).map(|()| scratch));
+    let run = match &claimed {
+        Ok(scratch) => ctx.executor.execute_count(CountRun {
             cell,
-            scratch: &scratch,
+            scratch: scratch.path(),
             totals: &totals,
             log: &log,
             wrapper: valgrind.wrapper(&totals),
             near,
             most: most_iterations(record),
         }),
-        Err(e) => failed_spawn(format!("creating the count's directories in {}: {e}", work.display())),
+        Err(e) => failed_spawn(format!("making the count's directories: {e}")),
     };
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(claimed);
     let counted = run.messages.iter().find_map(|m| match m {
         Message::Counted { threads, iterations, totals } => Some((*threads, *iterations, *totals)),
         _ => None,

@@ -3,15 +3,16 @@
 //! the text it prints as it goes; then the verdicts of the run's own pairing.
 //!
 //! The files, leaves first (none uses a file below it; `layout_tests.rs` checks there is no circle):
-//! `conditions`, `output`, `provenance`, `evaluate`, `valgrind`, `duel_plan` → `context` (the executor seam,
-//! the run's context, what cells gave) → `child_executor`, `count` → `finish` (the end of every cell) →
-//! `duel_process` → `in_rounds`, `duels` → `schedule` → `verdicts`.
+//! `conditions`, `output`, `provenance`, `evaluate`, `valgrind`, `count_dir`, `duel_plan` → `context` (the
+//! executor seam, the run's context, what cells gave) → `child_executor`, `count` → `finish` (the end of every
+//! cell) → `duel_process` → `in_rounds`, `duels` → `schedule` → `verdicts`.
 
 pub(crate) mod cachegrind;
 pub(crate) mod child_executor;
 pub(crate) mod conditions;
 pub(crate) mod context;
 pub(crate) mod count;
+pub(crate) mod count_dir;
 pub(crate) mod duel_plan;
 pub(crate) mod duel_process;
 pub(crate) mod duels;
