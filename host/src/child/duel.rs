@@ -96,7 +96,12 @@ fn measure(
     // One batch size for both, sized on the slower side: the ratio of two samples is then the ratio of the
     // arms' times per iteration.
     let batch = ((task.sample_ns as f64 / per_iteration).ceil() as u64).max(1);
-    for pair in 0..pairs_within_budget(task, batch as f64 * per_iteration) {
+    let pairs = pairs_within_budget(task, batch as f64 * per_iteration);
+    let (start, budget) = (Instant::now(), Duration::from_nanos(2 * u64::from(task.pairs) * task.sample_ns));
+    for pair in 0..pairs {
+        if !more_pairs(pair, pairs, start.elapsed(), budget) {
+            break;
+        }
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         let mut ns = [0u64; 2];
         for s in turn {
@@ -120,6 +125,14 @@ fn pairs_within_budget(task: &DuelTask, sample_ns: f64) -> u32 {
 
 /// Pairs of samples in a process, at least (unless the task asks for fewer).
 pub const MIN_PAIRS: u32 = 10;
+
+/// Whether to take pair `pair` of `pairs` when `elapsed` has passed since the first: not once `budget`, both
+/// arms' share of the plan's measurement time, is spent in wall time, after at least [`MIN_PAIRS`] and an even
+/// number of pairs (each arm first as often). The samples time only the rig; what lies between them (parking
+/// the idle arm's worker threads, reading the clock) took a querier's processes ~1.5x the plan's time.
+fn more_pairs(pair: u32, pairs: u32, elapsed: Duration, budget: Duration) -> bool {
+    pair < pairs && (pair < MIN_PAIRS.min(pairs) || !pair.is_multiple_of(2) || elapsed < budget)
+}
 
 /// A run-style duel: one warm-up run of each side when a warm-up is asked for, then pairs of runs, one of each
 /// side, the side that goes first swapped every pair (A B B A ...), so a drift of the machine over the process
@@ -187,5 +200,21 @@ fn warm_up(
         }
         let remaining = (warmup_ns - least) as f64 / slower;
         n = n.saturating_mul(2).min(remaining.ceil().max(1.0) as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_stop_at_the_wall_time_budget_after_the_least_and_on_an_even_count() {
+        let (budget, over, under) = (Duration::from_secs(1), Duration::from_secs(2), Duration::from_millis(10));
+        let taken = |elapsed| (0..40).take_while(|&pair| more_pairs(pair, 40, elapsed, budget)).count();
+        assert_eq!(taken(under), 40, "within the budget: every planned pair");
+        assert_eq!(taken(over), MIN_PAIRS as usize, "over it: the least");
+        assert!(more_pairs(11, 40, over, budget), "a block of two is finished");
+        assert!(!more_pairs(12, 40, over, budget));
+        assert_eq!((0..40).take_while(|&pair| more_pairs(pair, 4, over, budget)).count(), 4, "a task of 4 pairs");
     }
 }

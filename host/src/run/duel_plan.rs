@@ -50,6 +50,23 @@ pub const SAMPLE_NS: u64 = 10_000_000;
 /// costs ~8.5 s.
 pub const PROCESSES: u32 = 20;
 
+/// The least processes of an alternating duel whose processes are costly (see [`processes_for`]).
+pub const LEAST_PROCESSES: u32 = 10;
+
+/// What an alternating duel's processes may cost beyond their measuring, in all: spawning, the libraries'
+/// private copies, both arms' set-ups and teardowns. On the project's 2-core VM a harness process costs ~0.02 s
+/// of that, a compaction one ~0.25 s, a querier one (two DataFusion set-ups, two 151 MB copies) ~0.7 s: 20 of
+/// those made a querier comparison 42 s where it measures 8 s.
+pub const OVERHEAD_BUDGET_NS: u64 = 5_000_000_000;
+
+/// Processes of an alternating duel (without `--rounds`) whose processes cost `overhead_ns` each beyond their
+/// measuring: [`PROCESSES`] while they fit in [`OVERHEAD_BUDGET_NS`], fewer for costlier ones, down to
+/// [`LEAST_PROCESSES`]. The count depends on the cost alone, never on what was measured, so the interval stays
+/// honest; it is only wider, and a duel whose interval is too wide gets more processes as any other does.
+pub fn processes_for(overhead_ns: u64) -> u32 {
+    (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES)) as u32
+}
+
 /// Processes of a run-style duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (A/A of
 /// byte-identical libraries): wal_log `fsync=none` (~0.17 s a run) read a CI95 of +-1.7% and +-3.8% with 6
 /// processes of 2 s of pairs (18-19 s a comparison), +-3.1%, +-2.6% and +-5.3% with 10 processes of 1 s

@@ -49,3 +49,11 @@ fn arms_duel_their_rigs_first_arm_and_builds_duel_their_twins() {
     let modes: Vec<Mode> = duels_of(&twins, &against, &mixed).iter().map(|d| d.mode).collect();
     assert_eq!(modes, [Mode::Alternate, Mode::Concurrent], "each rig duels as its style does best");
 }
+
+#[test]
+fn a_costly_duel_runs_fewer_processes_down_to_the_least() {
+    assert_eq!(processes_for(20_000_000), PROCESSES, "a harness process: 0.02 s");
+    assert_eq!(processes_for(0), PROCESSES);
+    assert_eq!(processes_for(OVERHEAD_BUDGET_NS / 16), 16);
+    assert_eq!(processes_for(700_000_000), LEAST_PROCESSES, "a querier process: 0.7 s");
+}

@@ -16,6 +16,10 @@ use crate::run::context::{DuelRun, PairRun, RunContext, kept_log, show_phase};
 use crate::run::duel_plan::Shape;
 use benchhost_record::{Kind, Record};
 
+/// What one process of a duel gave: each arm's record, the paired estimate when both measured, and what the
+/// process cost beyond its measuring (wall time less both arms' warm-up and samples), ns.
+pub type Process = ([Record; 2], Option<Estimate>, u64);
+
 /// Both arms in one process, samples alternating; the side that goes first alternates with `round`.
 pub fn alternate(
     arms: [&Cell; 2],
@@ -24,7 +28,7 @@ pub fn alternate(
     round: usize,
     label: &str,
     progress: &ProgressBar,
-) -> ([Record; 2], Option<Estimate>) {
+) -> Process {
     let name = format!("duel-{:03}-{:03}-r{round}", arms[0].index, arms[1].index);
     let before = CpuTimes::now();
     let scratch = [0, 1].map(|s| ctx.work_dir.path().join(format!("{name}-{s}")));
@@ -48,11 +52,28 @@ pub fn alternate(
         }
         Style::Run => duel::from_runs(&runs_of(&child.messages)),
     });
-    (records, estimate)
+    (records, estimate, overhead_ns(&child))
+}
+
+/// A duel process's wall time less what its arms spent warming up and in their samples, ns.
+pub fn overhead_ns(child: &ChildRun) -> u64 {
+    let measuring: u64 = child
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::Pair { ns, .. } => ns[0] + ns[1],
+            Message::Side { message, .. } => match &**message {
+                Message::Warmup { ns, .. } => *ns,
+                _ => 0,
+            },
+            _ => 0,
+        })
+        .sum();
+    (child.wall.as_nanos() as u64).saturating_sub(measuring)
 }
 
 /// Both arms at once, each in a process of its own pinned to a core of its own; the cores swap with `round`.
-pub fn concurrent(arms: [&Cell; 2], ctx: &mut RunContext<'_>, round: usize) -> ([Record; 2], Option<Estimate>) {
+pub fn concurrent(arms: [&Cell; 2], ctx: &mut RunContext<'_>, round: usize) -> Process {
     let name = format!("pair-{:03}-{:03}-r{round}", arms[0].index, arms[1].index);
     let before = CpuTimes::now();
     let scratch = [0, 1].map(|s| ctx.work_dir.path().join(format!("{name}-{s}")));
@@ -70,7 +91,7 @@ pub fn concurrent(arms: [&Cell; 2], ctx: &mut RunContext<'_>, round: usize) -> (
     let records = [0, 1].map(|s| ctx.record_from_child(arms[s], &children[s], before, kept_log(&logs[s])));
     let measured = records.iter().all(|r| r.kind == Kind::Measurement);
     let estimate = measured.then(|| duel::from_records(&records[0], &records[1]));
-    (records, estimate)
+    (records, estimate, 0)
 }
 
 fn make_dirs(dirs: &[PathBuf; 2]) -> Result<(), String> {

@@ -13,7 +13,7 @@ use crate::analysis::decision::Threshold;
 use crate::analysis::duel::{self, Estimate};
 use crate::plan::matrix::Cell;
 use crate::run::context::{RunContext, cell_note, progress_bar, round_order};
-use crate::run::duel_plan::{Duel, Mode, Shape};
+use crate::run::duel_plan::{self, Duel, Mode, Shape};
 use crate::run::duel_process;
 use crate::run::finish::finish_cell;
 use benchhost_record::sink::Sink;
@@ -44,7 +44,8 @@ pub const EXTRA_STEP: u32 = 4;
 
 /// Runs every duel in its mode's processes (`asked`, else the mode's default), round by round, the duels' order
 /// reversed every other round and the arm that goes first (or the cores) swapped between processes; adds
-/// processes to the alternating duels whose interval is still too wide for `threshold` (unless `asked`); then
+/// processes to the alternating duels whose interval is still too wide for `threshold` (unless `asked`, which
+/// also keeps a costly duel from running fewer, [`duel_plan::processes_for`]); then
 /// writes each dueling cell's record, its processes combined as rounds are. A duel with a failed arm is not
 /// run again.
 pub fn run(
@@ -63,11 +64,14 @@ pub fn run(
         per_cell: vec![Vec::new(); cells.len()],
         per_duel: vec![Vec::new(); duels.len()],
         fell_back: vec![None; duels.len()],
+        planned: duels.iter().map(wanted).collect(),
+        sized: asked.is_none(),
+        first_overhead: vec![None; duels.len()],
         progress: progress_bar(duels.iter().map(wanted).sum()),
     };
     for round in 0..rounds {
         for d in round_order(duels.len(), round) {
-            let planned = wanted(&duels[d]);
+            let planned = so_far.planned[d];
             if round < planned {
                 so_far.process(d, round, planned, planned, ctx, sink)?;
             }
@@ -95,6 +99,12 @@ struct DuelsSoFar<'a> {
     per_cell: Vec<Vec<Record>>,
     per_duel: Vec<Vec<Estimate>>,
     fell_back: Vec<Option<String>>,
+    /// Per duel, its processes before any extra ones: its mode's, or fewer when its first process was costly.
+    planned: Vec<usize>,
+    /// Whether an alternating duel's processes follow their cost (not when `--rounds` fixes them).
+    sized: bool,
+    /// Per duel, what its first process cost beyond its measuring, ns.
+    first_overhead: Vec<Option<u64>>,
     progress: ProgressBar,
 }
 
@@ -121,7 +131,7 @@ impl DuelsSoFar<'_> {
         }
         self.progress.set_message(label.clone());
         let arms = [&cells[a], &cells[b]];
-        let (records, estimate) = match self.duels[d].mode {
+        let (records, estimate, overhead_ns) = match self.duels[d].mode {
             Mode::Alternate => {
                 let shape = Shape::of(&cells[a].plan, planned as u32);
                 duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
@@ -143,12 +153,35 @@ impl DuelsSoFar<'_> {
                 return Ok(());
             }
         }
+        if round < 2 && self.sized && self.duels[d].mode == Mode::Alternate {
+            self.size(d, round, overhead_ns);
+        }
         for (i, record) in [a, b].into_iter().zip(records) {
             crate::run::output::note(&cell_note(&record, &label));
             self.per_cell[i].push(record);
         }
         self.per_duel[d].extend(estimate);
         Ok(())
+    }
+
+    /// Plans fewer processes for duel `d` when its first two cost more beyond their measuring than
+    /// [`duel_plan::processes_for`] allows, the cheaper of the two (the first may have built a seed that the
+    /// others share), and says so. `overhead_ns`: that of its process `round`.
+    fn size(&mut self, d: usize, round: usize, overhead_ns: u64) {
+        let Some(first) = self.first_overhead[d].replace(overhead_ns).filter(|_| round == 1) else { return };
+        let overhead_ns = overhead_ns.min(first);
+        let fit = duel_plan::processes_for(overhead_ns) as usize;
+        if fit < self.planned[d] {
+            let label = self.cells[self.duels[d].arms[1]].label();
+            crate::run::output::note(&format!(
+                "{label}: {fit} processes, not {}: each costs {:.2} s beyond its measuring",
+                self.planned[d],
+                overhead_ns as f64 / 1e9
+            ));
+            let length = self.progress.length().unwrap_or(0);
+            self.progress.set_length(length.saturating_sub((self.planned[d] - fit) as u64));
+            self.planned[d] = fit;
+        }
     }
 
     /// Gives up one process for every duel of `rig`, measured or not yet: what they measured so far is dropped
@@ -172,7 +205,6 @@ impl DuelsSoFar<'_> {
     /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel whose
     /// processes so far leave its answer to chance (each metric judged at its own threshold).
     fn extend(&mut self, threshold: Threshold<'_>, ctx: &mut RunContext<'_>, sink: &Sink) -> Result<()> {
-        let planned = Mode::Alternate.processes(None) as usize;
         for extra in (0..EXTRA_PROCESSES as usize).step_by(EXTRA_STEP as usize) {
             let more: Vec<usize> = (0..self.duels.len())
                 .filter(|&d| self.duels[d].mode == Mode::Alternate && self.fell_back[d].is_none())
@@ -185,10 +217,11 @@ impl DuelsSoFar<'_> {
                 break;
             }
             self.progress.inc_length((more.len() * EXTRA_STEP as usize) as u64);
-            let of = planned + extra + EXTRA_STEP as usize;
-            for round in planned + extra..of {
-                for i in round_order(more.len(), round) {
-                    self.process(more[i], round, planned, of, ctx, sink)?;
+            for step in extra..extra + EXTRA_STEP as usize {
+                for i in round_order(more.len(), step) {
+                    let planned = self.planned[more[i]];
+                    let of = planned + extra + EXTRA_STEP as usize;
+                    self.process(more[i], planned + step, planned, of, ctx, sink)?;
                     self.progress.inc(1);
                 }
             }

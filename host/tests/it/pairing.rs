@@ -154,6 +154,18 @@ fn another_build_duels_each_cell_in_one_process_and_the_verdict_is_on_this_build
 }
 
 #[test]
+fn a_duel_whose_processes_are_costly_runs_fewer_of_them() {
+    // Each arm sleeps 300 ms in setup: a process costs ~0.6 s beyond its measuring, so 20 would spend 12 s.
+    let sandbox = Sandbox::new();
+    let arms = "params = { setup_ms = 300 }\nmatrix = { sleep_us = [200, 600] }";
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\n{arms}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    checked_verdict(&sandbox.records("r.jsonl").0, "alternate", 10); // duel_plan::LEAST_PROCESSES
+}
+
+#[test]
 fn a_duel_whose_processes_disagree_gets_more_of_them_and_a_clear_one_does_not() {
     // A clear change is decided in the planned 20 processes.
     checked_verdict(&two_arms(&["--interleave"]), "alternate", 20);
