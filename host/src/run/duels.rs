@@ -74,8 +74,8 @@ pub fn run(
             let planned = so_far.planned[d];
             if round < planned {
                 so_far.process(d, round, planned, planned, ctx, sink)?;
+                so_far.progress.inc(1);
             }
-            so_far.progress.inc(1);
         }
     }
     if asked.is_none() {
@@ -99,7 +99,7 @@ struct DuelsSoFar<'a> {
     per_cell: Vec<Vec<Record>>,
     per_duel: Vec<Vec<Estimate>>,
     fell_back: Vec<Option<String>>,
-    /// Per duel, its processes before any extra ones: its mode's, or fewer when its first process was costly.
+    /// Per duel, its processes before any extra ones: its mode's, or fewer when its first two were costly.
     planned: Vec<usize>,
     /// Whether an alternating duel's processes follow their cost (not when `--rounds` fixes them).
     sized: bool,
