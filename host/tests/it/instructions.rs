@@ -144,6 +144,14 @@ fn work_bounded_by_the_clock_counts_the_same_in_every_run() {
 }
 
 #[test]
+fn work_that_depends_on_the_scratch_path_counts_the_same_in_every_run() {
+    // `pathed` loops as many rounds as its scratch dir's path bytes add up to: under a run's randomly named
+    // work dir that differed from run to run; a count's scratch dir is the same path every time.
+    let a = counted_twice_alike("pathed");
+    assert!(a > 1_000.0, "ten rounds per byte of a path: {a}");
+}
+
+#[test]
 fn a_rig_told_it_is_counted_keeps_no_workers_and_is_counted() {
     let (records, _) = counted("[rig.workers]\n", &fault_plugins(), &[], 0);
     let how = records[0].cell.as_ref().unwrap().instructions.clone().unwrap();
