@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use benchhost_plugin_api::testing;
-use rig_wal::log::Log;
+use rig_wal::log::{Fsync, Log};
 use rig_wal::{Compression, decode, encode, trace_batch};
 
 fn main() {
@@ -28,7 +28,7 @@ fn main() {
     let mut rates: Vec<f64> = (0..5)
         .map(|run| {
             let dir = std::env::temp_dir().join(format!("wal-bare-loop-{}-{run}", std::process::id()));
-            let mut log = Log::create(&dir, 8 << 20).unwrap();
+            let mut log = Log::create(&dir, 8 << 20, Fsync::None).unwrap();
             let start = Instant::now();
             for seq in 0..10_000u64 {
                 let mut record = Vec::with_capacity(8 + payload.len());

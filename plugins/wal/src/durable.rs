@@ -105,7 +105,7 @@ impl Rig for WalLog {
     fn run(&mut self) -> Result<Observation, RigError> {
         self.runs += 1;
         let dir = self.scratch.join(format!("wal-run-{}", self.runs));
-        let log = Log::create(&dir, self.segment_bytes)?;
+        let log = Log::create(&dir, self.segment_bytes, self.fsync)?;
         let mut appending = Appending { log, bytes: 0, last_sync: Instant::now() };
         let start = Instant::now();
         let observation = match self.schedule {
@@ -132,7 +132,7 @@ impl Rig for WalLog {
             }
         };
         let elapsed = start.elapsed().as_secs_f64();
-        let bytes = appending.bytes;
+        let (bytes, syncs) = (appending.bytes, appending.log.syncs());
         drop(appending);
         let replay = log::replay(&dir)?;
         let out_of_order = replay.records.iter().enumerate().filter(|(i, r)| !self.is_record(*i as u64, r)).count();
@@ -145,6 +145,7 @@ impl Rig for WalLog {
             .metric("mb_per_s", bytes as f64 / 1e6 / elapsed)
             .metric("bytes_on_disk", replay.bytes_on_disk as f64)
             .counter("appended", self.records)
+            .counter("syncs", syncs)
             .counter("replayed", replay.records.len() as u64)
             .counter("out_of_order", out_of_order as u64)
             .note(format!("fsync {:?}: {how}, including the fdatasync it triggered", self.fsync)))
@@ -207,6 +208,12 @@ mod tests {
                 assert_eq!((obs.counters["replayed"], obs.counters["out_of_order"]), (200, 0), "{fsync}");
                 assert!(obs.metrics["p99_append_us"] >= obs.metrics["p50_append_us"]);
                 assert!(obs.metrics["bytes_on_disk"] > 200.0 * 8.0);
+                let syncs = obs.counters["syncs"];
+                match fsync {
+                    "none" => assert_eq!(syncs, 0, "none never syncs"),
+                    "always" => assert!(syncs >= 200, "always: {syncs} syncs for 200 appends"),
+                    _ => assert!((1..200).contains(&syncs), "batch: {syncs} syncs for 200 appends"),
+                }
             }
         }
     }

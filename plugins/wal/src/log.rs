@@ -25,24 +25,30 @@ pub enum Fsync {
 pub struct Log {
     dir: PathBuf,
     segment_bytes: u64,
+    fsync: Fsync,
     file: File,
     segment: u32,
     written: u64,
     unsynced: u64,
+    syncs: u64,
 }
 
 impl Log {
-    /// A new, empty log in `dir`, rolling segments at `segment_bytes`.
-    pub fn create(dir: &Path, segment_bytes: u64) -> io::Result<Log> {
+    /// A new, empty log in `dir`, rolling segments at `segment_bytes`, its appends made durable per `fsync`.
+    pub fn create(dir: &Path, segment_bytes: u64, fsync: Fsync) -> io::Result<Log> {
         std::fs::create_dir_all(dir)?;
         let file = open_segment(dir, 0)?;
-        Ok(Log { dir: dir.to_owned(), segment_bytes, file, segment: 0, written: 0, unsynced: 0 })
+        Ok(Log { dir: dir.to_owned(), segment_bytes, fsync, file, segment: 0, written: 0, unsynced: 0, syncs: 0 })
     }
 
     /// Appends one record (one `write` call for frame and payload); returns the bytes written.
     pub fn append(&mut self, payload: &[u8]) -> io::Result<u64> {
         if self.written > 0 && self.written + (HEADER + payload.len()) as u64 > self.segment_bytes {
-            self.sync()?;
+            // A durable log seals a full segment before writing past it: a later sync reaches only the new
+            // one. With `fsync = none` nothing is ever synced, at a roll either (the OS decides).
+            if self.fsync != Fsync::None {
+                self.sync()?;
+            }
             self.segment += 1;
             self.file = open_segment(&self.dir, self.segment)?;
             self.written = 0;
@@ -66,7 +72,13 @@ impl Log {
     pub fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()?;
         self.unsynced = 0;
+        self.syncs += 1;
         Ok(())
+    }
+
+    /// `fdatasync` calls so far.
+    pub fn syncs(&self) -> u64 {
+        self.syncs
     }
 }
 
@@ -148,7 +160,7 @@ mod tests {
     #[test]
     fn replay_returns_every_record_in_order_across_segments() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), 256).unwrap();
+        let mut log = Log::create(dir.path(), 256, Fsync::Batch).unwrap();
         for p in payloads(40) {
             log.append(&p).unwrap();
         }
@@ -161,10 +173,25 @@ mod tests {
     }
 
     #[test]
+    fn a_log_without_fsync_never_syncs_and_a_durable_one_seals_every_full_segment() {
+        for (fsync, synced_rolls) in [(Fsync::None, false), (Fsync::Batch, true), (Fsync::Always, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut log = Log::create(dir.path(), 256, fsync).unwrap();
+            for p in payloads(40) {
+                log.append(&p).unwrap();
+            }
+            let rolls = std::fs::read_dir(dir.path()).unwrap().count() as u64 - 1;
+            assert!(rolls >= 3, "{fsync:?}: small segments roll: {rolls}");
+            assert_eq!(log.syncs(), if synced_rolls { rolls } else { 0 }, "{fsync:?}");
+            assert_eq!(replay(dir.path()).unwrap().records, payloads(40), "{fsync:?}");
+        }
+    }
+
+    #[test]
     fn a_torn_tail_is_cut_and_every_complete_record_kept() {
         // regression guard: a crash mid-append must cost only the record being written.
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), 1 << 20).unwrap();
+        let mut log = Log::create(dir.path(), 1 << 20, Fsync::None).unwrap();
         for p in payloads(10) {
             log.append(&p).unwrap();
         }
@@ -182,7 +209,7 @@ mod tests {
     #[test]
     fn corruption_before_the_tail_is_an_error_not_a_silent_cut() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), 64).unwrap();
+        let mut log = Log::create(dir.path(), 64, Fsync::None).unwrap();
         for p in payloads(10) {
             log.append(&p).unwrap();
         }
