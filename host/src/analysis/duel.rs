@@ -114,8 +114,9 @@ pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
 pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
     +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
     Alternating duels without --rounds: 20 processes (fewer, down to 10, when the first two cost more than \
-    0.25 s each beyond their measuring), and up to 8 more, in fours, while the CI95 is wider than +-threshold/2 \
-    and reaches into the +-threshold band";
+    0.25 s each beyond their measuring; 10 when whole runs alternate), and up to 8 more, in fours (whole runs: \
+    while the comparison stays within 60 s), while the CI95 is wider than +-threshold/2 and reaches into the \
+    +-threshold band";
 
 /// Decides from the estimate, its CI95 and its CI90 (ratios): a change is a change when it is significant and
 /// its estimate is beyond the threshold; no change when equivalence within the threshold is shown. Tango's

@@ -134,11 +134,11 @@ fn more_pairs(pair: u32, pairs: u32, elapsed: Duration, budget: Duration) -> boo
     pair < pairs && (pair < MIN_PAIRS.min(pairs) || !pair.is_multiple_of(2) || elapsed < budget)
 }
 
-/// A run-style duel: one warm-up run of each side when a warm-up is asked for, then pairs of runs, one of each
-/// side, the side that goes first swapped every pair (A B B A ...), so a drift of the machine over the process
-/// falls on both sides alike: blocks of two pairs until `task.sample_ns` is spent (at least one block, at most
-/// `task.pairs` pairs). Each run is an [`Message::Observation`] of its side; the parent pairs the k-th of one
-/// side with the k-th of the other.
+/// A run-style duel: pairs of runs, one of each side, the side that goes first swapped every pair (A B B A
+/// ...), so a drift of the machine over the process falls on both sides alike: blocks of two pairs until
+/// `task.sample_ns` is spent (at least one block, at most `task.pairs` pairs). No warm-up run (see
+/// `run::duel_plan::Shape::runs`): threads a side starts in a run are watched from then on. Each run is an
+/// [`Message::Observation`] of its side; the parent pairs the k-th of one side with the k-th of the other.
 fn measure_runs(
     task: &DuelTask,
     order: [usize; 2],
@@ -147,22 +147,15 @@ fn measure_runs(
     emit: &mut dyn FnMut(Message),
 ) -> Result<(), SideFailed> {
     let on = |s: usize, message: Message| Message::Side { side: s, message: Box::new(message) };
-    if task.warmup_ns > 0 {
-        emit(Message::Phase { phase: Phase::Warmup });
-        for s in order {
-            let before = idle::threads();
-            let (observation, ns) = rigs[s].run().map_err(|e| (s, Phase::Warmup, e))?;
-            idle.adopt(s, &before, &idle::threads());
-            emit(on(s, Message::Warmup { iterations: 1, ns, counters: Some(observation.counters) }));
-        }
-    }
     emit(Message::Phase { phase: Phase::Measure });
     let (start, budget) = (Instant::now(), Duration::from_nanos(task.sample_ns));
     let mut pair = 0;
     while pair < task.pairs.max(2) && (pair % 2 == 1 || pair < 2 || start.elapsed() < budget) {
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         for s in turn {
+            let before = idle::threads();
             let o = idle.while_timed(s, || rigs[s].run()).map_err(|e| (s, Phase::Measure, e))?;
+            idle.adopt(s, &before, &idle::threads());
             emit(on(s, Message::Observation { metrics: o.metrics, counters: o.counters, note: o.note }));
         }
         pair += 1;

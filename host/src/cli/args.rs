@@ -101,7 +101,7 @@ pub(crate) struct RunArgs {
     pub(crate) baseline: Option<String>,
     /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
     /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm. With
-    /// `--pairing alternate`, N processes per pair of arms [default: 20 for iterations-style rigs, 6 for
+    /// `--pairing alternate`, N processes per pair of arms [default: 20 for iterations-style rigs, 10 for
     /// run-style ones; 5 rounds otherwise].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<u32>,
@@ -110,7 +110,7 @@ pub(crate) struct RunArgs {
     /// of the other axes; a bare `--interleave` compares each arm with its rig's first arm, and is refused when
     /// they differ in more than one parameter. `--interleave AXIS` works too when AXIS is exactly a parameter
     /// name (else the word is the FILTER). 20 processes per pair of arms for iterations-style rigs (samples
-    /// alternating), 6 for run-style ones (whole runs alternating), unless --rounds.
+    /// alternating), 10 for run-style ones (whole runs alternating), unless --rounds.
     #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub(crate) interleave: Option<String>,
     /// How paired arms (--interleave, --against) are measured: `alternate` (the default) puts two arms in one

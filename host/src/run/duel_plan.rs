@@ -67,11 +67,13 @@ pub fn processes_for(overhead_ns: u64) -> u32 {
     (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES)) as u32
 }
 
-/// Processes of a run-style duel unless `--rounds` says otherwise. Measured on the project's 2-core VM (A/A of
-/// byte-identical libraries): wal_log `fsync=none` (~0.17 s a run) read a CI95 of +-1.7% and +-3.8% with 6
-/// processes of 2 s of pairs (18-19 s a comparison), +-3.1%, +-2.6% and +-5.3% with 10 processes of 1 s
-/// (21-23 s), against +-12% in 5 rounds (18 s); kafka_topology (10 µs of work, 2.4 s a run) +-5% in 87 s.
-pub const RUN_PROCESSES: u32 = 6;
+/// Processes of a run-style duel unless `--rounds` says otherwise, as [`LEAST_PROCESSES`] of an alternating
+/// one, and like them more while the answer is left to chance. Measured on the project's 2-core VM (A/A of
+/// byte-identical libraries, the estimates of 12 processes each): the spread between processes is all the
+/// runs' own (wal_log `fsync=none`: 7.4% a run, 2.5% a process of ~8 pairs; kafka_topology at 10 µs: 2.4-3.3% a
+/// run, 2.2-2.6% a process of 2 pairs); what 6 processes lacked was degrees of freedom: the trimmed mean keeps
+/// 4 of them, t = 3.18, and wal_log's CI95 read +-4-6% (`inconclusive` 3 of 3) where 12 processes read +-1.2%.
+pub const RUN_PROCESSES: u32 = LEAST_PROCESSES;
 
 /// Time each process of a run-style duel spends on its pairs of runs (whole A B B A blocks, at least one).
 pub const RUN_BUDGET_NS: u64 = 2_000_000_000;
@@ -105,12 +107,15 @@ impl Shape {
         Shape { warmup_ns: plan.warmup_ns / processes, sample_ns, pairs }
     }
 
-    /// A run-style duel's process: one warm-up run of each arm when the plan has a warm-up, then pairs of runs
-    /// for [`RUN_BUDGET_NS`] or the plan's measurement time if shorter (`sample_ns` is that budget), at most
-    /// [`RUN_PAIRS`].
+    /// A run-style duel's process: pairs of runs for [`RUN_BUDGET_NS`] or the plan's measurement time if
+    /// shorter (`sample_ns` is that budget), at most [`RUN_PAIRS`], and no warm-up run: a process's first run
+    /// is balanced by the order (A B B A, the arm that goes first swapped between processes), and a warm-up
+    /// run of each arm did not make it less different (kafka_topology: the first run of a process read 1.8%
+    /// below the mean without one, 1.0% with one, the same within the noise) while it made each kafka process
+    /// 15 s instead of 10.
     pub fn runs(plan: &crate::plan::settings::Plan) -> Shape {
         let measurement = plan.sample_ns.saturating_mul(u64::from(plan.samples));
-        Shape { warmup_ns: plan.warmup_ns, sample_ns: measurement.min(RUN_BUDGET_NS), pairs: RUN_PAIRS }
+        Shape { warmup_ns: 0, sample_ns: measurement.min(RUN_BUDGET_NS), pairs: RUN_PAIRS }
     }
 }
 

@@ -67,6 +67,7 @@ pub fn run(
         planned: duels.iter().map(wanted).collect(),
         sized: asked.is_none(),
         first_overhead: vec![None; duels.len()],
+        spent: vec![std::time::Duration::ZERO; duels.len()],
         progress: progress_bar(duels.iter().map(wanted).sum()),
     };
     for round in 0..rounds {
@@ -105,6 +106,8 @@ struct DuelsSoFar<'a> {
     sized: bool,
     /// Per duel, what its first process cost beyond its measuring, ns.
     first_overhead: Vec<Option<u64>>,
+    /// Per duel, the wall time its processes took so far.
+    spent: Vec<std::time::Duration>,
     progress: ProgressBar,
 }
 
@@ -131,6 +134,7 @@ impl DuelsSoFar<'_> {
         }
         self.progress.set_message(label.clone());
         let arms = [&cells[a], &cells[b]];
+        let started = std::time::Instant::now();
         let (records, estimate, overhead_ns) = match self.duels[d].mode {
             Mode::Alternate => {
                 let shape = Shape::of(&cells[a].plan, planned as u32);
@@ -142,6 +146,7 @@ impl DuelsSoFar<'_> {
             }
             Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
         };
+        self.spent[d] += started.elapsed();
         if let Some(signal) = crate::proc::interrupt::received() {
             return Err(ctx.interrupted(signal, label, sink));
         }
@@ -202,12 +207,18 @@ impl DuelsSoFar<'_> {
         }
     }
 
-    /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel whose
-    /// processes so far leave its answer to chance (each metric judged at its own threshold).
+    /// Whether run-style duel `d` may take more processes ([`more_runs_fit`]).
+    fn more_runs_fit(&self, d: usize) -> bool {
+        more_runs_fit(self.spent[d], self.per_duel[d].len() as u32)
+    }
+
+    /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel (samples or
+    /// whole runs) whose processes so far leave its answer to chance (each metric judged at its own threshold).
     fn extend(&mut self, threshold: Threshold<'_>, ctx: &mut RunContext<'_>, sink: &Sink) -> Result<()> {
         for extra in (0..EXTRA_PROCESSES as usize).step_by(EXTRA_STEP as usize) {
             let more: Vec<usize> = (0..self.duels.len())
-                .filter(|&d| self.duels[d].mode == Mode::Alternate && self.fell_back[d].is_none())
+                .filter(|&d| self.duels[d].mode != Mode::Concurrent && self.fell_back[d].is_none())
+                .filter(|&d| self.duels[d].mode == Mode::Alternate || self.more_runs_fit(d))
                 .filter(|&d| {
                     let Some(arm) = self.per_cell[self.duels[d].arms[1]].last() else { return false };
                     duel::needs_more(&self.per_duel[d], &|metric: &str| threshold(arm, metric))
@@ -230,6 +241,18 @@ impl DuelsSoFar<'_> {
     }
 }
 
+/// Whether [`EXTRA_STEP`] more processes of a run-style duel whose `done` processes took `spent`, each as long
+/// as those, keep it within [`RUN_DUEL_BUDGET`].
+pub fn more_runs_fit(spent: std::time::Duration, done: u32) -> bool {
+    let done = done.max(1);
+    spent / done * (done + EXTRA_STEP) <= RUN_DUEL_BUDGET
+}
+
+/// What a run-style duel may take in all for extra processes to be added: its runs are whole workloads, seconds
+/// each, and its noisier metrics (a tail latency, a spread between threads) would add processes to every duel
+/// (kafka_topology's ten processes take ~100 s; wal_log's `fsync=none` ~23 s, with eight more 42 s).
+pub const RUN_DUEL_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The rig's error when the arm set up second in a duel's process failed during set-up: the first instance set
 /// up in the same process, so what failed may be the sharing (a fixed port, a process-wide library state).
 /// Rounds, where each arm has a process of its own, then tell: the arm measures, or fails again with its
@@ -237,4 +260,19 @@ impl DuelsSoFar<'_> {
 fn cannot_share_a_process(second: &Record) -> Option<String> {
     let failure = second.failure.as_ref()?;
     (failure.phase == Some(benchhost_record::Phase::Setup)).then(|| failure.message.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_run_style_duel_takes_more_processes_only_while_they_fit_its_budget() {
+        assert!(more_runs_fit(Duration::from_secs(23), 10), "wal_log: 10 of 2.3 s, 4 more make 32 s");
+        assert!(more_runs_fit(Duration::from_secs(33), 14), "and 4 more again make 42 s");
+        assert!(!more_runs_fit(Duration::from_secs(100), 10), "kafka_topology: 10 of 10 s");
+        assert!(!more_runs_fit(Duration::from_secs(45), 10), "4 more of 4.5 s would make 63 s");
+    }
 }

@@ -78,6 +78,26 @@ fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
 }
 
 #[test]
+fn a_run_style_duel_whose_processes_disagree_gets_more_of_them() {
+    // Arms 0.4% apart whose every run draws its pause anew, up to 40% longer: ten processes leave the CI95
+    // wider than ±1.5% and across the ±3% band, so the duel adds four processes at a time, up to 18 (they take
+    // milliseconds, well within a run-style duel's 60 s).
+    let sandbox = Sandbox::new();
+    let arms = "params = { records = 1000, pause_us = 2000 }\nmatrix = { jitter_pct = [40, 41] }";
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.conveyor]\n{arms}\n"));
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+    cmd.assert().success();
+    let (records, _) = sandbox.records("r.jsonl");
+    let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
+    let method = verdict.method.unwrap();
+    assert_eq!((method.mode.as_str(), method.processes), ("alternate_runs", 18), "{:?}", records.last().unwrap().note);
+    for r in &records[..2] {
+        assert_eq!(r.metrics["records_per_s"].n, Some(18), "each arm's record counts the added processes");
+    }
+}
+
+#[test]
 fn an_arm_whose_thread_runs_while_the_other_is_timed_is_measured_and_named() {
     // Each arm leaves a thread spinning from its set-up on (`after` changes nothing there): while one arm is
     // timed, the other's thread takes a core.
