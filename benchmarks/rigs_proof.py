@@ -42,7 +42,7 @@ CELLS = {
     "querier_warm": ("rig-lakehouse", "librig_lakehouse.so", "querier",
                      "cache=warm shape=recent_first_topk storage=memory", "query_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
-                       "mode=perthread .*work_us=10$", "records_per_s", "rate_per_core"),
+                       "mode=perthread .*rate=0.0 .*work_us=10$", "records_per_s", "rate_per_core"),
 }
 UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 

@@ -40,7 +40,7 @@ pub fn bench<R: Rig>(c: &mut criterion::Criterion, overrides: Value) {
     let id = series_name(&descriptor.name, &overrides);
     let scratch = std::env::temp_dir().join(format!("benchhost-criterion-{}-{}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap_or_else(|e| panic!("creating {}: {e}", scratch.display()));
-    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: false, seed_dir: None, counting: false };
+    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: false, seed_dir: None, ..SetupContext::default() };
     let params: R::Params = serde_json::from_value(params).unwrap_or_else(|e| panic!("{id}: parameters: {e}"));
     let mut rig = R::setup(params, &ctx).unwrap_or_else(|e| panic!("{id}: setup: {e}"));
     let mut observations = Vec::new();

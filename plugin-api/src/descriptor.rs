@@ -284,6 +284,12 @@ pub struct Descriptor {
     /// Conservation laws over the outcome's counters.
     #[serde(default)]
     pub invariants: Vec<Invariant>,
+    /// A run-style rig that can measure windows of one continuing workload ([`SetupContext::window_ns`]): a
+    /// duel then alternates short windows of both arms instead of whole runs.
+    ///
+    /// [`SetupContext::window_ns`]: crate::SetupContext::window_ns
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub windows: bool,
 }
 
 impl Descriptor {
@@ -296,7 +302,15 @@ impl Descriptor {
         Self::new(name, doc, Style::Run)
     }
     fn new(name: &str, doc: &str, style: Style) -> Self {
-        Descriptor { name: name.into(), doc: doc.into(), style, params: vec![], metrics: vec![], invariants: vec![] }
+        Descriptor {
+            name: name.into(),
+            doc: doc.into(),
+            style,
+            params: vec![],
+            metrics: vec![],
+            invariants: vec![],
+            windows: false,
+        }
     }
     /// Adds a parameter.
     pub fn param(mut self, param: Param) -> Self {
@@ -311,6 +325,11 @@ impl Descriptor {
     /// Adds an invariant.
     pub fn invariant(mut self, invariant: Invariant) -> Self {
         self.invariants.push(invariant);
+        self
+    }
+    /// Declares that `run` honours [`SetupContext::window_ns`](crate::SetupContext::window_ns) (run style).
+    pub fn windows(mut self) -> Self {
+        self.windows = true;
         self
     }
 }

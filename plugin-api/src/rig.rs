@@ -69,7 +69,9 @@ pub trait Rig: Sized + Send + 'static {
         Err(RigError::unsupported("this rig does not implement `iterate`"))
     }
 
-    /// One whole workload, measured over the rig's own window (run style).
+    /// One whole workload, measured over the rig's own window (run style). With
+    /// [`SetupContext::window_ns`] set, one window of a workload that continues from the previous call instead
+    /// (see there).
     fn run(&mut self) -> Result<Observation, RigError> {
         Err(RigError::unsupported("this rig does not implement `run`"))
     }
@@ -84,7 +86,7 @@ pub trait Rig: Sized + Send + 'static {
 /// ```
 /// use benchhost_plugin_api::SetupContext;
 /// // What a rig's unit test passes; the host fills in a per-cell directory it removes afterwards.
-/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None, counting: false };
+/// let ctx = SetupContext { scratch_dir: std::env::temp_dir(), quick: true, ..SetupContext::default() };
 /// let seconds = if ctx.quick { 1 } else { 30 };
 /// assert_eq!(seconds, 1);
 /// ```
@@ -107,6 +109,14 @@ pub struct SetupContext {
     /// clocks are fixed (docs/writing-a-rig.md, "count-stable").
     #[serde(default)]
     pub counting: bool,
+    /// Set by the host only for a rig whose descriptor declares [`Descriptor::windows`], in a duel of two arms
+    /// in one process: each `run` then measures this many nanoseconds of one workload that continues from the
+    /// previous `run` (started, untimed, by the first) and leaves it paused, its threads idle, until the next:
+    /// the host alternates short windows of both arms, so a slow phase of the machine falls on both. A rig that
+    /// cannot pause for its parameters (a drain, an open loop) runs whole runs and says so
+    /// ([`Observation::window`] false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<u64>,
 }
 
 /// Counters a rig reports at teardown: rows, records, bytes, checksums. The host checks the declared
@@ -162,6 +172,9 @@ pub struct Observation {
     /// How the numbers were obtained, when the parameters alone do not say (copied into the record's `note`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// True when this is one window of a continuing workload ([`SetupContext::window_ns`]), not a whole run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub window: bool,
 }
 
 impl Observation {

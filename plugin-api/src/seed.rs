@@ -24,7 +24,7 @@ impl SetupContext {
     /// ```
     /// use benchhost_plugin_api::SetupContext;
     /// let scratch = std::env::temp_dir().join(format!("seed-doc-{}", std::process::id()));
-    /// let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: Some(scratch.join("seeds")), counting: false };
+    /// let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, seed_dir: Some(scratch.join("seeds")), ..SetupContext::default() };
     /// let build = |dir: &std::path::Path| Ok(std::fs::write(dir.join("rows.csv"), "1,2,3\n")?);
     /// let first = ctx.seed("rows-3", build).unwrap();
     /// // A later instance finds it and does not build it again.
@@ -80,6 +80,7 @@ mod tests {
             quick: true,
             seed_dir: shared.then(|| root.join("seeds")),
             counting: false,
+            window_ns: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub struct Estimate {
     pub log_ratios: BTreeMap<String, f64>,
     /// Pairs of measurements behind it (1 for two concurrent processes).
     pub pairs: u64,
+    /// Its pairs were windows of both arms' continuing workloads, not whole runs (run style).
+    pub windows: bool,
 }
 
 /// Fraction cut at each end of a process's pair log ratios.
@@ -60,12 +62,13 @@ pub fn from_pairs(
             Some((m.name.clone(), value))
         })
         .collect();
-    Estimate { log_ratios, pairs: logs.len() as u64 }
+    Estimate { log_ratios, pairs: logs.len() as u64, windows: false }
 }
 
 /// The estimate of a run-style duel's process from each side's runs (their metrics, in order; the k-th run of
-/// one side paired with the k-th of the other): per metric, the mean log ratio over the pairs.
-pub fn from_runs(runs: &[Vec<BTreeMap<String, f64>>; 2]) -> Estimate {
+/// one side paired with the k-th of the other): per metric, the mean log ratio over the pairs. `windows`: each
+/// run was a window of a continuing workload.
+pub fn from_runs(runs: &[Vec<BTreeMap<String, f64>>; 2], windows: bool) -> Estimate {
     let pairs: Vec<_> = runs[0].iter().zip(&runs[1]).collect();
     let names: std::collections::BTreeSet<&String> = pairs.iter().flat_map(|(a, _)| a.keys()).collect();
     let log_ratios = names
@@ -81,7 +84,7 @@ pub fn from_runs(runs: &[Vec<BTreeMap<String, f64>>; 2]) -> Estimate {
             (!logs.is_empty()).then(|| (name.clone(), logs.iter().sum::<f64>() / logs.len() as f64))
         })
         .collect();
-    Estimate { log_ratios, pairs: pairs.len() as u64 }
+    Estimate { log_ratios, pairs: pairs.len() as u64, windows }
 }
 
 /// The estimate of two records measured at the same time, one per arm: the log ratio of every metric both
@@ -95,7 +98,7 @@ pub fn from_records(a: &Record, b: &Record) -> Estimate {
             (base > 0.0 && m.value > 0.0).then(|| (name.clone(), (m.value / base).ln()))
         })
         .collect();
-    Estimate { log_ratios, pairs: 1 }
+    Estimate { log_ratios, pairs: 1, windows: false }
 }
 
 /// The mean of `values` without the `trim` fraction at each end; `None` when empty.
@@ -114,8 +117,8 @@ pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
 pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
     +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
     Alternating duels without --rounds: 20 processes (fewer, down to 10, when the first two cost more than \
-    0.25 s each beyond their measuring; 10 when whole runs alternate), and up to 8 more, in fours (whole runs: \
-    while the comparison stays within 60 s), while the CI95 is wider than +-threshold/2 and reaches into the \
+    0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 8 \
+    more, in fours (run style: while the comparison stays within 60 s), while the CI95 is wider than +-threshold/2 and reaches into the \
     +-threshold band";
 
 /// Decides from the estimate, its CI95 and its CI90 (ratios): a change is a change when it is significant and
@@ -182,6 +185,10 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
         "alternate_runs" => {
             "paired: whole runs alternating in one process (A B B A), each process's mean log ratio; Student-t \
             intervals over processes"
+        }
+        "alternate_windows" => {
+            "paired: short windows of both arms' continuing workloads alternating in one process (A B B A), \
+            each process's mean log ratio; Student-t intervals over processes"
         }
         _ => {
             "paired: both arms at once, one process each on its own core; Student-t intervals of the log ratios \

@@ -83,12 +83,12 @@ fn a_run_style_process_estimates_each_metric_by_its_mean_log_ratio_over_pairs_of
     // Two pairs: rate x1.1 and x0.9 (a slow phase on the second pair's arms alike), p99 x2 and a zero.
     let a = runs(&[(100.0, 10.0), (50.0, 10.0)]);
     let b = runs(&[(110.0, 20.0), (45.0, 0.0)]);
-    let estimate = from_runs(&[a, b.clone()]);
+    let estimate = from_runs(&[a, b.clone()], false);
     assert_eq!(estimate.pairs, 2);
     let expected = ((1.1f64).ln() + (0.9f64).ln()) / 2.0;
     assert!((estimate.log_ratios["rate"] - expected).abs() < 1e-12);
     assert!((estimate.log_ratios["p99"] - 2f64.ln()).abs() < 1e-12, "a pair with a zero gives no ratio");
-    let extra = from_runs(&[runs(&[(100.0, 10.0)]), b]);
+    let extra = from_runs(&[runs(&[(100.0, 10.0)]), b], false);
     assert_eq!(extra.pairs, 1, "a run without a partner is left out");
 }
 
@@ -160,7 +160,7 @@ fn spread_processes(center: f64, spread: f64) -> Vec<Estimate> {
     (0..20)
         .map(|i| {
             let log = center + if i % 2 == 0 { spread } else { -spread } * (1.0 + (i % 5) as f64) / 3.0;
-            Estimate { log_ratios: BTreeMap::from([("time".to_string(), log)]), pairs: 15 }
+            Estimate { log_ratios: BTreeMap::from([("time".to_string(), log)]), pairs: 15, windows: false }
         })
         .collect()
 }

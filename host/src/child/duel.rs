@@ -139,6 +139,11 @@ fn more_pairs(pair: u32, pairs: u32, elapsed: Duration, budget: Duration) -> boo
 /// `task.sample_ns` is spent (at least one block, at most `task.pairs` pairs). No warm-up run (see
 /// `run::duel_plan::Shape::runs`): threads a side starts in a run are watched from then on. Each run is an
 /// [`Message::Observation`] of its side; the parent pairs the k-th of one side with the k-th of the other.
+///
+/// With a window (`SetupContext::window_ns`), each run is a short window of a workload that goes on from one
+/// run of its side to the next; the first of each side starts it and is not counted. A side that ran a whole
+/// run instead (a rig that cannot pause with these parameters) makes it a duel of whole runs: the first pair
+/// counts, and the rest are whole runs too.
 fn measure_runs(
     task: &DuelTask,
     order: [usize; 2],
@@ -147,20 +152,40 @@ fn measure_runs(
     emit: &mut dyn FnMut(Message),
 ) -> Result<(), SideFailed> {
     let on = |s: usize, message: Message| Message::Side { side: s, message: Box::new(message) };
-    emit(Message::Phase { phase: Phase::Measure });
+    emit(Message::Phase { phase: if task.sides[0].window_ns.is_some() { Phase::Warmup } else { Phase::Measure } });
+    let mut run = |s: usize| -> Result<Message, SideFailed> {
+        let before = idle::threads();
+        let o = idle.while_timed(s, || rigs[s].run()).map_err(|e| (s, Phase::Measure, e))?;
+        idle.adopt(s, &before, &idle::threads());
+        let (metrics, counters, note, window) = (o.metrics, o.counters, o.note, o.window);
+        Ok(on(s, Message::Observation { metrics, counters, note, window }))
+    };
+    let mut first = None;
+    if task.sides[0].window_ns.is_some() {
+        let started = [run(order[0])?, run(order[1])?];
+        let windows = started.iter().all(|m| matches!(m, Message::Side { message, .. } if window_of(message)));
+        emit(Message::Phase { phase: Phase::Measure });
+        first = (!windows).then_some(started);
+    }
     let (start, budget) = (Instant::now(), Duration::from_nanos(task.sample_ns));
     let mut pair = 0;
+    if let Some(started) = first {
+        started.into_iter().for_each(&mut *emit);
+        pair = 1;
+    }
     while pair < task.pairs.max(2) && (pair % 2 == 1 || pair < 2 || start.elapsed() < budget) {
         let turn = if pair % 2 == 0 { order } else { [order[1], order[0]] };
         for s in turn {
-            let before = idle::threads();
-            let o = idle.while_timed(s, || rigs[s].run()).map_err(|e| (s, Phase::Measure, e))?;
-            idle.adopt(s, &before, &idle::threads());
-            emit(on(s, Message::Observation { metrics: o.metrics, counters: o.counters, note: o.note }));
+            emit(run(s)?);
         }
         pair += 1;
     }
     Ok(())
+}
+
+/// Whether `message` is an observation of one window.
+fn window_of(message: &Message) -> bool {
+    matches!(message, Message::Observation { window: true, .. })
 }
 
 /// Doubling batches, taken by both sides in turn with the same size, until each has run `warmup_ns`; the

@@ -59,6 +59,7 @@ pub(crate) fn setup_json(task: &CellTask, counting: bool) -> [String; 2] {
         // work of parsing and hashing them. Built in a count, they are the same in every count (`fixed`).
         seed_dir: task.seed_dir.clone().filter(|_| !counting),
         counting,
+        window_ns: task.window_ns.filter(|_| !counting),
     };
     [
         serde_json::to_string(&task.params).expect("params serialize"),

@@ -124,6 +124,7 @@ pub fn repetitions(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Mess
             metrics: observation.metrics,
             counters: observation.counters,
             note: observation.note,
+            window: observation.window,
         });
     }
     Ok(())

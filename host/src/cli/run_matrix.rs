@@ -135,11 +135,13 @@ fn arm_pairs(cells: &[matrix::Cell], interleave: Option<Interleave>, rounds: Opt
 
 /// How the arms of `rig` are paired: `--pairing` when given, else in one process: alternating samples for
 /// iterations-style rigs, alternating whole runs for run-style ones (on this VM wal_log `fsync=none` A/A read
-/// a CI95 of +-1.7-3.8% in 18-19 s so, against +-12% in 18 s in rounds). `None` is rounds.
+/// a CI95 of +-1.7-3.8% in 18-19 s so, against +-12% in 18 s in rounds), and alternating short windows of
+/// both arms' continuing workloads for run-style rigs that declare `windows`. `None` is rounds.
 fn duel_mode(pairing: Option<Pairing>, loader: &Loader, rig: &str) -> Option<Mode> {
-    let style = loader.rig(rig)?.1.style;
-    match (pairing, style) {
+    let descriptor = loader.rig(rig)?.1;
+    match (pairing, descriptor.style) {
         (Some(Pairing::Rounds), _) => None,
+        (Some(Pairing::Alternate) | None, Style::Run) if descriptor.windows => Some(Mode::Windows),
         (Some(Pairing::Alternate) | None, Style::Run) => Some(Mode::Runs),
         (Some(Pairing::Alternate) | None, Style::Iterations) => Some(Mode::Alternate),
         (Some(Pairing::Concurrent), _) => Some(Mode::Concurrent),

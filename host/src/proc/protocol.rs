@@ -112,6 +112,11 @@ pub struct CellTask {
     /// The core to pin the child to before the plugin loads (`--pairing concurrent`).
     #[serde(default)]
     pub cpu: Option<usize>,
+    /// A duel's window of a run-style rig that measures windows ([`SetupContext::window_ns`]).
+    ///
+    /// [`SetupContext::window_ns`]: benchhost_plugin_api::SetupContext::window_ns
+    #[serde(default)]
+    pub window_ns: Option<u64>,
 }
 
 pub(crate) use benchhost_record::Phase;
@@ -203,6 +208,9 @@ pub enum Message {
         /// The rig's note on how it measured.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
+        /// One window of a continuing workload (a duel's), not a whole run.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        window: bool,
     },
     /// Teardown's counters.
     Outcome {

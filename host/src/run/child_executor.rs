@@ -55,7 +55,8 @@ impl Executor for ChildExecutor<'_> {
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
         let [a, b] = duel.cells;
         let task = Task::Duel(Box::new(DuelTask {
-            sides: [self.task(a, duel.scratch[0]), self.task(b, duel.scratch[1])],
+            sides: [0, 1]
+                .map(|s| CellTask { window_ns: duel.shape.window_ns, ..self.task(duel.cells[s], duel.scratch[s]) }),
             first: duel.first,
             warmup_ns: duel.shape.warmup_ns,
             sample_ns: duel.shape.sample_ns,
@@ -83,6 +84,7 @@ impl ChildExecutor<'_> {
             quick: self.quick,
             seed_dir: self.seeds.as_ref().zip(sha256).map(|(seeds, sha256)| seeds.join(&sha256[..16])),
             cpu: None,
+            window_ns: None,
         }
     }
 }

@@ -15,17 +15,21 @@ fn cell(index: usize, rig: &str, against: bool) -> Cell {
 fn a_plan_is_spread_over_the_processes_in_short_samples() {
     // The defaults: 1 s warm-up, 30 samples of 100 ms; five processes.
     let shape = Shape::of(&Plan::flat(1_000_000_000, 30, 100_000_000, 5), 5);
-    assert_eq!(shape, Shape { warmup_ns: 200_000_000, sample_ns: SAMPLE_NS, pairs: 60 });
+    assert_eq!(shape, Shape { warmup_ns: 200_000_000, sample_ns: SAMPLE_NS, pairs: 60, window_ns: None });
     // Short samples stay as asked; a tiny plan still takes ten pairs.
     let shape = Shape::of(&Plan::flat(0, 10, 1_000_000, 5), 5);
-    assert_eq!(shape, Shape { warmup_ns: 0, sample_ns: 1_000_000, pairs: 10 });
+    assert_eq!(shape, Shape { warmup_ns: 0, sample_ns: 1_000_000, pairs: 10, window_ns: None });
 }
 
 #[test]
 fn a_run_style_process_spends_the_run_budget_or_the_plans_shorter_measurement_on_its_pairs_of_runs_alone() {
     // The defaults (3 s of measurement) give the whole budget; a short plan, as a test's or --quick's, less.
     let shape = Shape::runs(&Plan::flat(1_000_000_000, 30, 100_000_000, 5));
-    assert_eq!(shape, Shape { warmup_ns: 0, sample_ns: RUN_BUDGET_NS, pairs: RUN_PAIRS }, "no warm-up run");
+    assert_eq!(
+        shape,
+        Shape { warmup_ns: 0, sample_ns: RUN_BUDGET_NS, pairs: RUN_PAIRS, window_ns: None },
+        "no warm-up run"
+    );
     assert_eq!(Shape::runs(&Plan::flat(0, 10, 30_000_000, 5)).sample_ns, 300_000_000);
     assert_eq!(Mode::Runs.processes(None), 10);
     assert_eq!((Mode::Runs.processes(Some(3)), Mode::Runs.name()), (3, "alternate_runs"));
@@ -56,4 +60,13 @@ fn a_costly_duel_runs_fewer_processes_down_to_the_least() {
     assert_eq!(processes_for(0), PROCESSES);
     assert_eq!(processes_for(OVERHEAD_BUDGET_NS / 16), 16);
     assert_eq!(processes_for(700_000_000), LEAST_PROCESSES, "a querier process: 0.7 s");
+}
+
+#[test]
+fn a_windowed_duel_takes_quarter_second_windows_shorter_only_when_its_plan_is() {
+    let shape = Shape::windows(&Plan::flat(1_000_000_000, 30, 100_000_000, 5));
+    assert_eq!((shape.sample_ns, shape.window_ns, shape.warmup_ns), (WINDOW_BUDGET_NS, Some(WINDOW_NS), 0));
+    let quick = Shape::windows(&Plan::flat(0, 10, 30_000_000, 5));
+    assert_eq!((quick.sample_ns, quick.window_ns), (300_000_000, Some(75_000_000)), "two pairs fit in 300 ms");
+    assert_eq!((Mode::Windows.processes(None), Mode::Windows.name()), (10, "alternate_windows"));
 }

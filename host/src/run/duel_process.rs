@@ -50,7 +50,10 @@ pub fn alternate(
             let (pairs, counters) = pairs_of(&child.messages);
             duel::from_pairs(descriptor, &pairs, &counters)
         }
-        Style::Run => duel::from_runs(&runs_of(&child.messages)),
+        Style::Run => {
+            let (runs, windows) = runs_of(&child.messages);
+            duel::from_runs(&runs, windows)
+        }
     });
     (records, estimate, overhead_ns(&child))
 }
@@ -153,17 +156,20 @@ pub fn pairs_of(messages: &[Message]) -> (Pairs, [BTreeMap<String, u64>; 2]) {
     (pairs, counters)
 }
 
-/// Each side's runs of a run-style duel, in order: the metrics of every observation.
-pub fn runs_of(messages: &[Message]) -> [Vec<BTreeMap<String, f64>>; 2] {
-    let mut runs = [Vec::new(), Vec::new()];
+/// Each side's runs of a run-style duel, in order: the metrics of every observation; and whether every one
+/// was a window of a continuing workload (and there was one).
+pub fn runs_of(messages: &[Message]) -> ([Vec<BTreeMap<String, f64>>; 2], bool) {
+    let (mut runs, mut windows) = ([Vec::new(), Vec::new()], true);
     for message in messages {
         if let Message::Side { side, message } = message
-            && let (Message::Observation { metrics, .. }, Some(slot)) = (&**message, runs.get_mut(*side))
+            && let (Message::Observation { metrics, window, .. }, Some(slot)) = (&**message, runs.get_mut(*side))
         {
             slot.push(metrics.clone());
+            windows &= *window;
         }
     }
-    runs
+    let windows = windows && runs.iter().all(|r| !r.is_empty());
+    (runs, windows)
 }
 
 #[cfg(test)]

@@ -75,19 +75,30 @@ fn a_process_gathers_its_pairs_and_each_sides_outcome() {
     assert_eq!((counters[0]["bytes"], counters[1]["bytes"]), (1, 2));
 }
 
+fn observation(v: f64, window: bool) -> Message {
+    let metrics = BTreeMap::from([("records_per_s".to_string(), v)]);
+    Message::Observation { metrics, counters: BTreeMap::new(), note: None, window }
+}
+
 #[test]
 fn a_run_style_process_gives_each_sides_runs_in_order() {
-    let observation = |v: f64| Message::Observation {
-        metrics: BTreeMap::from([("records_per_s".to_string(), v)]),
-        counters: BTreeMap::new(),
-        note: None,
-    };
+    let observation = |v: f64| observation(v, false);
     // A B B A: the parent pairs the k-th run of one side with the k-th of the other, whatever the order.
     let messages = vec![side(0, observation(1.0)), side(1, observation(2.0)), side(1, observation(3.0))]
         .into_iter()
         .chain([side(0, observation(4.0)), Message::Pair { iterations: 1, ns: [1, 1] }])
         .collect::<Vec<_>>();
-    let runs = runs_of(&messages);
+    let (runs, windows) = runs_of(&messages);
     let values = |s: usize| runs[s].iter().map(|m| m["records_per_s"]).collect::<Vec<_>>();
     assert_eq!((values(0), values(1)), (vec![1.0, 4.0], vec![2.0, 3.0]));
+    assert!(!windows, "whole runs");
+}
+
+#[test]
+fn a_process_of_windows_says_so_only_when_every_observation_was_one() {
+    let windowed =
+        |flags: [bool; 2]| runs_of(&[side(0, observation(1.0, flags[0])), side(1, observation(1.0, flags[1]))]).1;
+    assert!(windowed([true, true]));
+    assert!(!windowed([true, false]), "one side ran a whole run");
+    assert!(!runs_of(&[side(0, observation(1.0, true))]).1, "no run of side 1");
 }

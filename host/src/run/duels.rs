@@ -144,6 +144,10 @@ impl DuelsSoFar<'_> {
                 let shape = Shape::runs(&cells[a].plan);
                 duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
             }
+            Mode::Windows => {
+                let shape = Shape::windows(&cells[a].plan);
+                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+            }
             Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
         };
         self.spent[d] += started.elapsed();

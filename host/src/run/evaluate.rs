@@ -113,7 +113,7 @@ impl<'a> Seen<'a> {
                     seen.warmup_counters = counters.as_ref();
                 }
                 Message::Sample { iterations, ns } => seen.samples.push((*iterations, *ns)),
-                Message::Observation { metrics, counters, note } => {
+                Message::Observation { metrics, counters, note, .. } => {
                     seen.observations.push((metrics, counters));
                     if seen.note.is_none() {
                         seen.note = note.as_deref();

@@ -137,7 +137,7 @@ fn run_style_takes_the_mean_across_repetitions_and_omits_unmeasured_metrics() {
         .invariant(Invariant::equal("consumed", "produced"));
     let obs = |v: f64, consumed: u64| {
         let o = Observation::new().metric("records_per_s", v).counter("consumed", consumed).counter("produced", 10);
-        Message::Observation { metrics: o.metrics, counters: o.counters, note: Some("fed live".into()) }
+        Message::Observation { metrics: o.metrics, counters: o.counters, note: Some("fed live".into()), window: false }
     };
     let outcome = Message::Outcome { counters: BTreeMap::new(), note: None };
     let messages = vec![plugin(), obs(10.0, 10), obs(20.0, 10), obs(30.0, 10), outcome.clone(), Message::Done];

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::analysis::decision::Threshold;
 use crate::analysis::{duel, instructions, rounds};
-use crate::run::duel_plan::Duel;
+use crate::run::duel_plan::{Duel, Mode};
 use crate::run::schedule::RunOutcome;
 use benchhost_record::{Kind, Record, RunInfo};
 
@@ -86,7 +86,10 @@ impl Judging<'_> {
                 continue;
             }
             let label = against_label(reference, run.against);
-            let paired = duel::Paired { arm, reference, against: label, estimates, mode: duel.mode.name() };
+            // A windowed duel whose rig ran whole runs for these parameters (a drain, an open loop) says so.
+            let whole_runs = duel.mode == Mode::Windows && !estimates.iter().all(|e| e.windows);
+            let mode = if whole_runs { Mode::Runs.name() } else { duel.mode.name() };
+            let paired = duel::Paired { arm, reference, against: label, estimates, mode };
             verdicts.extend(duel::verdicts(&paired, threshold, run_info));
         }
         verdicts

@@ -13,7 +13,7 @@ fn rig(tier: &str, rows: i64, cache: &str, upstream: &str) -> CacheTier {
 }
 
 fn testing_context() -> SetupContext {
-    SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None, counting: false }
+    SetupContext { scratch_dir: std::env::temp_dir(), quick: true, seed_dir: None, ..SetupContext::default() }
 }
 
 #[test]

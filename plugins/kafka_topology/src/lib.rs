@@ -17,6 +17,7 @@ mod feed;
 mod paced;
 mod spin;
 mod topology;
+mod window;
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ use crate::drain::{Exit, Limits, ThreadReport};
 use crate::feed::Feed;
 use crate::spin::Spin;
 use crate::topology::{ConsumerSettings, Mode};
+use crate::window::Session;
 
 /// The slowdown compiled in with the `slower` feature, spun once per record consumed, after its `work_us` (proofs only: a second build of
 /// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
@@ -83,6 +85,9 @@ pub struct KafkaTopology {
     spin: Spin,
     schedule: Option<Schedule>,
     runs: u64,
+    /// A duel's window (`SetupContext::window_ns`), for a live feed: each run is a window of one session.
+    duel_window: Option<Duration>,
+    session: Option<Session>,
 }
 
 impl Rig for KafkaTopology {
@@ -93,6 +98,7 @@ impl Rig for KafkaTopology {
             "kafka_topology",
             "Kafka consumer topologies on librdkafka: one consumer per thread vs split partition queues",
         )
+        .windows()
         .param(Param::choice("mode", "perthread", &["perthread", "split"]).doc("consumer topology"))
         .param(Param::int("partitions", 16).range(1, 4096))
         .param(Param::int("threads", 4).range(1, 1024))
@@ -167,7 +173,7 @@ impl Rig for KafkaTopology {
         open_loop::declare(descriptor, "e2e")
     }
 
-    fn setup(p: Params, _ctx: &SetupContext) -> Result<Self, RigError> {
+    fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
         let positive = |v: i64, name: &str| {
             usize::try_from(v).map_err(|_| RigError::invalid_params(format!("{name} must be positive")))
         };
@@ -199,14 +205,24 @@ impl Rig for KafkaTopology {
             timeout: Duration::from_secs_f64(p.timeout_s),
             broker_down: Duration::from_millis(p.broker_down_ms as u64),
             spin: Spin::of_micros(p.work_us as u64),
+            // A drain has a fixed amount to consume, an open loop its schedule, an outage its moment: those run
+            // whole runs in a duel too.
+            duel_window: ctx
+                .window_ns
+                .filter(|_| p.duration_s > 0.0 && schedule.is_none() && p.broker_down_ms == 0)
+                .map(Duration::from_nanos),
             schedule,
             runs: 0,
+            session: None,
         })
     }
 
     fn run(&mut self) -> Result<Observation, RigError> {
         self.runs += 1;
         let high = (BACKLOG_BYTES / (self.payload_bytes as u64 + RECORD_OVERHEAD)).max(1);
+        if let Some(length) = self.duel_window {
+            return self.window(length, high);
+        }
         // Open loop: one zeroed marker per partition before timing gives the start offsets, then the paced
         // records, as many as the schedule has in the window.
         let paced = self.schedule.zip(self.window).map(|(s, w)| (s, (s.rate() * w.as_secs_f64()).round() as u64));

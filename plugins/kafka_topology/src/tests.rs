@@ -153,3 +153,24 @@ fn a_rate_needs_a_window_and_room_for_its_stamp() {
         assert!(err.contains("rate needs duration_s > 0") && err.contains("payload_bytes >= 16"), "{params}: {err}");
     }
 }
+
+#[test]
+fn a_duels_windows_go_on_from_one_to_the_next_and_a_drain_runs_whole() {
+    let _serial = serial();
+    for mode in ["perthread", "split"] {
+        let params = json!({"mode": mode, "partitions": 4, "threads": 2, "work_us": 10, "duration_s": 2.0});
+        let report =
+            testing::run_windows::<KafkaTopology>(params, 3, 100_000_000).unwrap_or_else(|e| panic!("{mode}: {e}"));
+        for (i, o) in report.observations.iter().enumerate() {
+            assert!(o.window, "{mode}: run {i} is a window");
+            // Each window starts where the last one stopped: an offset skipped or seen again would count here.
+            assert_eq!((o.counters["skipped_offsets"], o.counters["duplicates"]), (0, 0), "{mode} window {i}");
+            assert!(o.counters["consumed"] > 0 && o.counters["consumed"] == o.counters["expected"], "{mode}: {o:?}");
+        }
+        assert!(report.observations[1..].iter().all(|o| o.counters["produced"] > 0), "the feed refills in each window");
+    }
+    let drain = json!({"partitions": 4, "threads": 2, "messages": 3_000, "duration_s": 0});
+    let report = testing::run_windows::<KafkaTopology>(drain, 1, 100_000_000).unwrap();
+    assert!(!report.observations[0].window, "a drain cannot pause: a whole run");
+    assert_eq!(counter(&report, 0, "consumed"), 3_000);
+}

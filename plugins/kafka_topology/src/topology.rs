@@ -42,7 +42,7 @@ pub struct ConsumerSettings {
 }
 
 impl ConsumerSettings {
-    fn consumer(&self) -> Result<BaseConsumer, RigError> {
+    pub(crate) fn consumer(&self) -> Result<BaseConsumer, RigError> {
         Ok(ClientConfig::new()
             .set("bootstrap.servers", &self.bootstrap)
             .set("group.id", format!("benchhost-{}", std::process::id()))
@@ -55,7 +55,7 @@ impl ConsumerSettings {
             .create()?)
     }
 
-    fn assignment(&self, partitions: &[(usize, i64)]) -> Result<TopicPartitionList, RigError> {
+    pub(crate) fn assignment(&self, partitions: &[(usize, i64)]) -> Result<TopicPartitionList, RigError> {
         let mut list = TopicPartitionList::new();
         for (p, start) in partitions {
             list.add_partition_offset(&self.topic, *p as i32, Offset::Offset(*start))?;

@@ -314,7 +314,8 @@ pub(crate) mod tests_support {
 
     pub fn rewrite_one_fs_table(dir: &std::path::Path, files: i64, rows_per_file: i64) -> Rewritten {
         let params = Params { files, rows_per_file, storage: Storage::Fs, workers: 0 };
-        let ctx = SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None, counting: false };
+        let ctx =
+            SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None, ..SetupContext::default() };
         let mut rig = Compaction::setup(params, &ctx).unwrap();
         let mut table = rig.seed().unwrap();
         rig.runtime.block_on(rewrite(&mut table)).unwrap();

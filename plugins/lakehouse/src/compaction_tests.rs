@@ -28,6 +28,7 @@ fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
             quick: true,
             seed_dir: Some(dir.join("seeds")),
             counting: false,
+            window_ns: None,
         },
     )
     .unwrap()
@@ -71,7 +72,7 @@ fn a_fast_append_of_the_merged_file_is_caught_as_doubled_rows() {
     let params = json!({"files": 2, "rows_per_file": 10, "storage": "memory", "workers": 0});
     let mut rig = Compaction::setup(
         serde_json::from_value(params).unwrap(),
-        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None, counting: false },
+        &SetupContext { scratch_dir: dir.path().to_path_buf(), quick: true, seed_dir: None, ..SetupContext::default() },
     )
     .unwrap();
     let mut table = rig.seed().unwrap();

@@ -99,6 +99,7 @@ fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
             quick: true,
             seed_dir: Some(seeds.clone()),
             counting: false,
+            window_ns: None,
         };
         let params = serde_json::from_value(
             json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 2}),
