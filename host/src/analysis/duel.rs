@@ -118,7 +118,7 @@ pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the
     +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
     Alternating duels without --rounds: 20 processes (fewer, down to 10, when the first two cost more than \
     0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 8 \
-    more, in fours (run style: while the comparison stays within 60 s), while the CI95 is wider than +-threshold/2 and reaches into the \
+    more, in fours (run style: while the comparison stays within 50 s), while the CI95 is wider than +-threshold/2 and reaches into the \
     +-threshold band";
 
 /// Decides from the estimate, its CI95 and its CI90 (ratios): a change is a change when it is significant and
