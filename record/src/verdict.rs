@@ -92,9 +92,10 @@ pub struct Verdict {
 /// How a paired comparison was made: enough to know what its interval counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Method {
-    /// `alternate`: both arms in one process, samples alternating; `concurrent`: both arms at once, one
-    /// process each on a core of its own; `rounds`: each arm in a child process of its own per round, the
-    /// order reversed every other round.
+    /// `alternate`: both arms in one process, samples alternating; `alternate_runs`: both arms of a run-style
+    /// rig in one process, whole runs alternating; `alternate_windows`: the same with short windows of both
+    /// arms' continuing workloads; `concurrent`: both arms at once, one process each on a core of its own;
+    /// `rounds`: each arm in a child process of its own per round, the order reversed every other round.
     pub mode: String,
     /// Processes (pairs of processes, for concurrent and rounds) whose estimate entered the interval.
     pub processes: u64,

@@ -114,10 +114,12 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub(crate) interleave: Option<String>,
     /// How paired arms (--interleave, --against) are measured: `alternate` (the default) puts two arms in one
-    /// process, over --rounds processes, with their samples alternating (iterations-style rigs) or their whole
-    /// runs, A B B A (run-style rigs); `concurrent` runs the two arms at once, one process each on a core of
-    /// its own; `rounds` runs each arm in a process of its own per round (for a rig whose two instances cannot
-    /// share a process).
+    /// process, over --rounds processes, with their samples alternating (iterations-style rigs), their whole
+    /// runs, A B B A (run-style rigs), or 250 ms windows of their continuing workloads (run-style rigs that
+    /// declare `windows`, e.g. kafka_topology's live feed); `whole-runs` is `alternate` with whole runs even
+    /// for those (a run's start then counts); `concurrent` runs the two arms at once, one process each on a
+    /// core of its own; `rounds` runs each arm in a process of its own per round (for a rig whose two
+    /// instances cannot share a process).
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) pairing: Option<Pairing>,
     /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
@@ -297,8 +299,10 @@ pub(crate) enum Format {
 /// How the arms of a paired comparison are measured (plain comments, as [`Format`]'s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Pairing {
-    // Both arms in one process, samples (or whole runs) alternating.
+    // Both arms in one process, samples (or whole runs, or windows) alternating.
     Alternate,
+    // As `Alternate`, with whole runs for a run-style rig that could alternate windows.
+    WholeRuns,
     // Both arms at once, one process each, on two cores.
     Concurrent,
     // Each arm in a process of its own per round.

@@ -142,8 +142,8 @@ fn duel_mode(pairing: Option<Pairing>, loader: &Loader, rig: &str) -> Option<Mod
     match (pairing, descriptor.style) {
         (Some(Pairing::Rounds), _) => None,
         (Some(Pairing::Alternate) | None, Style::Run) if descriptor.windows => Some(Mode::Windows),
-        (Some(Pairing::Alternate) | None, Style::Run) => Some(Mode::Runs),
-        (Some(Pairing::Alternate) | None, Style::Iterations) => Some(Mode::Alternate),
+        (Some(Pairing::Alternate | Pairing::WholeRuns) | None, Style::Run) => Some(Mode::Runs),
+        (Some(Pairing::Alternate | Pairing::WholeRuns) | None, Style::Iterations) => Some(Mode::Alternate),
         (Some(Pairing::Concurrent), _) => Some(Mode::Concurrent),
     }
 }

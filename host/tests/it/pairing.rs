@@ -98,22 +98,28 @@ fn a_run_style_duel_whose_processes_disagree_gets_more_of_them() {
 }
 
 #[test]
-fn a_run_style_rig_that_measures_windows_duels_in_windows_and_one_that_cannot_in_whole_runs() {
+fn a_run_style_rig_that_measures_windows_duels_in_windows_unless_it_cannot_or_is_asked_for_whole_runs() {
     // `meter` declares windows; its arms report 1000 and 1100 records/s, each window the same small pattern, so
     // the ratio is 1.1 exactly when the k-th window of one arm is paired with the k-th of the other.
-    for (whole, mode) in [(0, "alternate_windows"), (1, "alternate_runs")] {
+    let cases = [
+        (0, "alternate", "alternate_windows"),
+        (1, "alternate", "alternate_runs"),
+        (0, "whole-runs", "alternate_runs"),
+    ];
+    for (whole, pairing, mode) in cases {
         let sandbox = Sandbox::new();
         let arms = format!("params = {{ whole = {whole} }}\nmatrix = {{ rate = [1000, 1100] }}");
         sandbox.write("rigs.toml", &format!("{SHORT}[rig.meter]\n{arms}\n"));
         let mut cmd = sandbox.cmd();
-        cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
+        cmd.args(["run", "--interleave", "--pairing", pairing, "--out", "r.jsonl", "--plugin-dir"])
+            .arg(fault_plugins());
         cmd.assert().success();
         let (records, _) = sandbox.records("r.jsonl");
         let verdict =
             records.iter().find_map(|r| r.verdict.clone().filter(|v| v.metric.as_deref() == Some("records_per_s")));
         let verdict = verdict.expect("a verdict on records_per_s");
-        assert_eq!(verdict.method.as_ref().unwrap().mode, mode, "whole = {whole}");
-        assert_eq!(verdict.decision, Decision::Improved, "whole = {whole}");
+        assert_eq!(verdict.method.as_ref().unwrap().mode, mode, "whole = {whole}, --pairing {pairing}");
+        assert_eq!(verdict.decision, Decision::Improved, "whole = {whole}, --pairing {pairing}");
         assert!((verdict.ratio.unwrap() - 1.1).abs() < 1e-9, "{:?}", verdict.ratio);
     }
 }
