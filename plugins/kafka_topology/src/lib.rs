@@ -10,6 +10,8 @@
 //! ceiling: it fails instead of reporting a number. `duration_s = 0` drains exactly `messages` records and
 //! checks that every one was consumed once. `rate` > 0 is an open loop instead (`paced`): `rate` x
 //! `duration_s` records produced at their intended times, each one's latency from then to its consumption.
+//! In a duel (`SetupContext::window_ns`) a live feed's runs are windows of one continuing feed instead
+//! (`window.rs`).
 
 mod cluster;
 mod drain;
