@@ -169,7 +169,8 @@ def comparison(cell, kind, i, args):
     wall, _, v = run(cell, new, old, args.out)
     return {"wall_s": round(wall, 2), "decision": v["decision"] if v else "missing",
             "ratio": v and v.get("ratio"), "ci95": v and v.get("ci95"), "detectable": v and v.get("detectable"),
-            "mode": v and v["method"]["mode"], "new": os.path.basename(new)}
+            "mode": v and v["method"]["mode"], "new": os.path.basename(new),
+            "log_ratios": v and v["method"].get("log_ratios")}
 
 
 def summary(rows):

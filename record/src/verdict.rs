@@ -115,6 +115,10 @@ pub struct Method {
     /// rig's own error here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// Each process's (or round's) estimate, ln(arm / reference), in the order measured: what the interval was
+    /// taken over, so that its coverage can be checked from the records; absent in verdicts of older benchhosts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_ratios: Vec<f64>,
 }
 
 /// The run a comparison was made against.

@@ -223,6 +223,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 libraries: crate::analysis::rounds::libraries(paired.arm, paired.reference),
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
+                log_ratios: logs.clone(),
             }),
             functions: Vec::new(),
             functions_explain: None,

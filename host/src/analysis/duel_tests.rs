@@ -126,6 +126,9 @@ fn a_slowdown_is_regressed_and_identical_arms_are_no_change() {
     let method = v[1].method.as_ref().unwrap();
     assert_eq!((method.mode.as_str(), method.processes, method.pairs_per_process), ("alternate", 4, 60));
     assert_eq!(method.rule, RULE);
+    // Each process's estimate, in order, so that the interval can be recomputed from the record.
+    let logs: Vec<f64> = slower.iter().map(|e| e.log_ratios["time"]).collect();
+    assert_eq!(method.log_ratios, logs);
     let same: Vec<Estimate> = [1.003, 0.998, 1.001, 0.999].iter().map(|r| process(*r, 60, [64, 64])).collect();
     assert!(judged(&same, "concurrent").iter().all(|v| v.decision == Decision::NoChange));
 }

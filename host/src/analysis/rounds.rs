@@ -129,6 +129,7 @@ fn pair(
                 libraries: libraries(first, &base[0]),
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
+                log_ratios: logs.clone(),
             }),
             functions: Vec::new(),
             functions_explain: None,
