@@ -9,8 +9,14 @@ const SHORT: &str = "[defaults]\nwarmup = \"10ms\"\nmeasurement = \"30ms\"\nsamp
 
 /// `run` with `args` over the healthy rig's arms `sleep_us` (200 and 600 µs per iteration): its records.
 fn two_arms(args: &[&str]) -> Vec<Record> {
+    arms_of("healthy", "matrix = { sleep_us = [200, 600] }", args)
+}
+
+/// `run` with `args` over the fault plugins' `rig` with `arms` (its `rigs.toml` table, on the short plan), which
+/// must succeed: its records.
+fn arms_of(rig: &str, arms: &str, args: &[&str]) -> Vec<Record> {
     let sandbox = Sandbox::new();
-    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\nmatrix = {{ sleep_us = [200, 600] }}\n"));
+    sandbox.write("rigs.toml", &format!("{SHORT}[rig.{rig}]\n{arms}\n"));
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins()).args(args);
     cmd.assert().success();
@@ -54,13 +60,8 @@ fn arms_alternate_in_one_process_by_default_and_are_judged_over_processes() {
 fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
     // The conveyor's arms: 1,000 records and a pause of 2 ms or 6 ms inside every run, so the second is ~3x
     // slower in records/s (higher is better: a regression).
-    let sandbox = Sandbox::new();
     let arms = "params = { records = 1000 }\nmatrix = { pause_us = [2000, 6000] }";
-    sandbox.write("rigs.toml", &format!("{SHORT}[rig.conveyor]\n{arms}\n"));
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--interleave", "--rounds", "3", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = arms_of("conveyor", arms, &["--interleave", "--rounds", "3"]);
     let kinds: Vec<Kind> = records.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [Kind::Measurement, Kind::Measurement, Kind::Verdict], "one verdict: records_per_s");
     for r in &records[..2] {
@@ -74,7 +75,7 @@ fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
     let method = verdict.method.unwrap();
     assert_eq!((method.mode.as_str(), method.processes), ("alternate_runs", 3));
     let pairs = method.pairs_per_process;
-    assert!(pairs >= 2 && pairs % 2 == 0, "whole A B B A blocks: {pairs} pairs");
+    assert!(pairs >= 2 && pairs.is_multiple_of(2), "whole A B B A blocks: {pairs} pairs");
 }
 
 #[test]
@@ -82,13 +83,8 @@ fn a_run_style_duel_whose_processes_disagree_gets_more_of_them() {
     // Arms 0.4% apart whose every run draws its pause anew, up to 40% longer: ten processes leave the CI95
     // wider than ±1.5% and across the ±3% band, so the duel adds four processes at a time, up to 18 (they take
     // milliseconds, well within a run-style duel's 60 s).
-    let sandbox = Sandbox::new();
     let arms = "params = { records = 1000, pause_us = 2000 }\nmatrix = { jitter_pct = [40, 41] }";
-    sandbox.write("rigs.toml", &format!("{SHORT}[rig.conveyor]\n{arms}\n"));
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = arms_of("conveyor", arms, &["--interleave"]);
     let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
     let method = verdict.method.unwrap();
     assert_eq!((method.mode.as_str(), method.processes), ("alternate_runs", 18), "{:?}", records.last().unwrap().note);
@@ -107,14 +103,8 @@ fn a_run_style_rig_that_measures_windows_duels_in_windows_unless_it_cannot_or_is
         (0, "whole-runs", "alternate_runs"),
     ];
     for (whole, pairing, mode) in cases {
-        let sandbox = Sandbox::new();
         let arms = format!("params = {{ whole = {whole} }}\nmatrix = {{ rate = [1000, 1100] }}");
-        sandbox.write("rigs.toml", &format!("{SHORT}[rig.meter]\n{arms}\n"));
-        let mut cmd = sandbox.cmd();
-        cmd.args(["run", "--interleave", "--pairing", pairing, "--out", "r.jsonl", "--plugin-dir"])
-            .arg(fault_plugins());
-        cmd.assert().success();
-        let (records, _) = sandbox.records("r.jsonl");
+        let records = arms_of("meter", &arms, &["--interleave", "--pairing", pairing]);
         let verdict =
             records.iter().find_map(|r| r.verdict.clone().filter(|v| v.metric.as_deref() == Some("records_per_s")));
         let verdict = verdict.expect("a verdict on records_per_s");
@@ -203,13 +193,8 @@ fn another_build_duels_each_cell_in_one_process_and_the_verdict_is_on_this_build
 #[test]
 fn a_duel_whose_processes_are_costly_runs_fewer_of_them() {
     // Each arm sleeps 300 ms in setup: a process costs ~0.6 s beyond its measuring, so 20 would spend 12 s.
-    let sandbox = Sandbox::new();
     let arms = "params = { setup_ms = 300 }\nmatrix = { sleep_us = [200, 600] }";
-    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\n{arms}\n"));
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
-    cmd.assert().success();
-    checked_verdict(&sandbox.records("r.jsonl").0, "alternate", 10); // duel_plan::LEAST_PROCESSES
+    checked_verdict(&arms_of("healthy", arms, &["--interleave"]), "alternate", 10); // duel_plan::LEAST_PROCESSES
 }
 
 #[test]
@@ -219,13 +204,8 @@ fn a_duel_whose_processes_disagree_gets_more_of_them_and_a_clear_one_does_not() 
     // Identical arms (`after` changes nothing in a healthy rig) whose speed each process draws anew, up to 15%
     // off: 20 processes leave the CI95 wider than ±1.5% and across the ±3% band, so the duel adds four
     // processes at a time, up to 28.
-    let sandbox = Sandbox::new();
     let arms = "params = { sleep_us = 1000, jitter_pct = 15 }\nmatrix = { after = [0, 1] }";
-    sandbox.write("rigs.toml", &format!("{SHORT}[rig.healthy]\n{arms}\n"));
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--interleave", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins());
-    cmd.assert().success();
-    let (records, _) = sandbox.records("r.jsonl");
+    let records = arms_of("healthy", arms, &["--interleave"]);
     let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
     assert_eq!(verdict.method.unwrap().processes, 28, "{:?}", records.last().unwrap().note);
     for r in &records[..2] {
