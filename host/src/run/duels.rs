@@ -281,6 +281,6 @@ mod tests {
         assert!(more_runs_fit(Duration::from_secs(33), 14), "and 4 more again make 42 s");
         assert!(!more_runs_fit(Duration::from_secs(100), 10), "kafka_topology: 10 of 10 s");
         assert!(!more_runs_fit(Duration::from_secs(45), 10), "4 more of 4.5 s would make 63 s");
-        assert!(!more_runs_fit(Duration::from_secs(43), 10), "kafka_topology in windows: 4 more would make 60 s");
+        assert!(!more_runs_fit(Duration::from_secs(42), 10), "kafka_topology in windows: 4 more would make 59 s");
     }
 }
