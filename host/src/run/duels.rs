@@ -216,8 +216,9 @@ impl DuelsSoFar<'_> {
         more_runs_fit(self.spent[d], self.per_duel[d].len() as u32)
     }
 
-    /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel (samples or
-    /// whole runs) whose processes so far leave its answer to chance (each metric judged at its own threshold).
+    /// Adds [`EXTRA_STEP`] processes at a time, up to [`EXTRA_PROCESSES`], to every alternating duel (samples,
+    /// whole runs or windows) whose processes so far leave its answer to chance (each metric judged at its own
+    /// threshold).
     fn extend(&mut self, threshold: Threshold<'_>, ctx: &mut RunContext<'_>, sink: &Sink) -> Result<()> {
         for extra in (0..EXTRA_PROCESSES as usize).step_by(EXTRA_STEP as usize) {
             let more: Vec<usize> = (0..self.duels.len())
