@@ -317,7 +317,8 @@ impl Descriptor {
         self.params.push(param);
         self
     }
-    /// Adds a metric.
+    /// Adds a metric. Declare the rig's headline first: a paired comparison that cannot decide on it yet takes
+    /// more processes; its other metrics are judged on the processes it took.
     pub fn metric(mut self, metric: Metric) -> Self {
         self.metrics.push(metric);
         self

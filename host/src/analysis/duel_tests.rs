@@ -169,16 +169,30 @@ fn spread_processes(center: f64, spread: f64) -> Vec<Estimate> {
 }
 
 #[test]
-fn a_duel_gets_more_processes_only_while_its_interval_is_wide_and_undecided() {
-    let three = |_: &str| 0.03;
-    // Identical arms, tightly measured: decided.
-    assert!(!needs_more(&spread_processes(0.0, 0.005), &three));
-    // Identical arms, processes 2-5% apart: the CI95 is wider than ±1.5% and straddles the band.
-    assert!(needs_more(&spread_processes(0.0, 0.04), &three));
-    // Just as wide, but a +20% change whose whole interval is beyond +3%: more processes cannot change it.
-    assert!(!needs_more(&spread_processes(0.2, 0.04), &three));
-    // A looser threshold for the metric makes the same spread narrow enough.
-    assert!(!needs_more(&spread_processes(0.0, 0.04), &|_: &str| 0.2));
-    // Fewer than two processes give no interval: nothing to judge the width of.
-    assert!(!needs_more(&spread_processes(0.0, 0.04)[..1], &three));
+fn a_duel_gets_more_processes_only_while_its_headline_is_undecided() {
+    let more = |estimates: &[Estimate]| needs_more(estimates, "time", 0.03);
+    // Identical arms, tightly measured: `no_change`.
+    assert!(!more(&spread_processes(0.0, 0.005)));
+    // Processes 1-5% apart: a CI95 of ±2.2%, wider than ±1.5% (a rule on the width extended it), and a CI90 of
+    // ±1.8%, within ±3% even 1.5 times as wide: `no_change`, decided.
+    assert!(!more(&spread_processes(0.0, 0.03)));
+    // Processes 1-7% apart: `no_change` by its CI90 (±2.4%), not by 1.5 times it: one more look.
+    assert!(more(&spread_processes(0.0, 0.04)));
+    // Processes 2-10% apart: the CI90 (±3.5%) reaches beyond the band: `inconclusive`.
+    assert!(more(&spread_processes(0.0, 0.06)));
+    // A +4.5% change whose CI95 [1.6%, 7.4%] reaches into the band and excludes 0 even 1.5 times as wide:
+    // `regressed`, decided.
+    assert!(!more(&spread_processes(0.045, 0.04)));
+    // +2% and as wide: neither significant beyond the threshold nor within it.
+    assert!(more(&spread_processes(0.02, 0.04)));
+    // A looser threshold decides the same spread.
+    assert!(!needs_more(&spread_processes(0.0, 0.06), "time", 0.2));
+    // Fewer than two processes give no interval: nothing more to judge by.
+    assert!(!more(&spread_processes(0.0, 0.06)[..1]));
+    // Only the metric asked about counts: a wide tail beside a decided headline adds nothing.
+    let mut two = spread_processes(0.0, 0.005);
+    for (e, wide) in two.iter_mut().zip(spread_processes(0.0, 0.06)) {
+        e.log_ratios.insert("p99".to_string(), wide.log_ratios["time"]);
+    }
+    assert!(!more(&two) && needs_more(&two, "p99", 0.03));
 }

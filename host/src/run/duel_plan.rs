@@ -66,7 +66,7 @@ pub const OVERHEAD_BUDGET_NS: u64 = 5_000_000_000;
 /// Processes of an alternating duel (without `--rounds`) whose processes cost `overhead_ns` each beyond their
 /// measuring: [`PROCESSES`] while they fit in [`OVERHEAD_BUDGET_NS`], fewer for costlier ones, down to
 /// [`LEAST_PROCESSES`]. The count depends on the cost alone, never on what was measured, so the interval stays
-/// honest; it is only wider, and a duel whose interval is too wide gets more processes as any other does.
+/// honest; it is only wider, and a duel whose verdict is left undecided gets more processes as any other does.
 pub fn processes_for(overhead_ns: u64) -> u32 {
     (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES)) as u32
 }

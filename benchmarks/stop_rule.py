@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""When an alternating duel stops taking processes (issue 31, item 5): the rule of `analysis::duel::needs_more`
+and the two it was chosen against, on simulated duels and replayed on a proof's stored comparisons.
+
+A duel plans 10 or 20 processes and may add 4, then 4 more, while it is undecided. Rules compared:
+  width     the earlier rule: more while the CI95 is wider than the band and reaches into it
+  plain     more while the verdict would be `inconclusive`
+  widened   more while it would be `inconclusive` with both intervals WIDENING times as wide (the rule)
+The verdict itself is always the plain rule on the processes the duel stopped at (Yuen's interval of the 20%
+trimmed mean over processes, as `analysis::duel::intervals`; regressed/improved: CI95 excludes 0 and the
+estimate is beyond the threshold; no_change: CI90 within it).
+
+usage: python3 benchmarks/stop_rule.py                       simulated duels (normal processes)
+       python3 benchmarks/stop_rule.py PROOF.json CELL PART PLANNED
+                                   replay: each comparison's stored per-process log ratios, in process order,
+                                   under each rule from PLANNED processes (10 for the querier: its processes cost
+                                   ~0.7 s each; `-v` says how many a duel planned); a rule that wants more
+                                   processes than were stored stops at those
+"""
+import json, math, random, statistics, sys
+from collections import Counter
+
+THRESHOLD, WIDENING, STEP, EXTRA = 0.03, 1.5, 4, 8
+T975 = {1: 12.706, 3: 3.182, 5: 2.571, 7: 2.365, 9: 2.262, 11: 2.201, 13: 2.160, 15: 2.131, 17: 2.110}
+T95 = {1: 6.314, 3: 2.353, 5: 2.015, 7: 1.895, 9: 1.833, 11: 1.796, 13: 1.771, 15: 1.753, 17: 1.740}
+
+
+def intervals(logs):
+    n = len(logs)
+    cut = int(n * 0.2)
+    kept = n - 2 * cut
+    s = sorted(logs)
+    est = sum(s[cut:n - cut]) / kept
+    w = [min(max(v, s[cut]), s[n - cut - 1]) for v in s]
+    se = math.sqrt((n - 1) * statistics.variance(w) / (kept * (kept - 1)))
+    return est, T975[kept - 1] * se, T95[kept - 1] * se
+
+
+def decide(logs, widen=1.0):
+    est, h95, h90 = intervals(logs)
+    band = math.log(1 + THRESHOLD)
+    if est - widen * h95 > 0 and est > band:
+        return "regressed"
+    if est + widen * h95 < 0 and est < -band:
+        return "improved"
+    if abs(est) + widen * h90 <= band:
+        return "no_change"
+    return "inconclusive"
+
+
+def width_needs_more(logs):
+    est, h95, _ = intervals(logs)
+    band = math.log(1 + THRESHOLD)
+    return 2 * h95 > band and not (est - h95 > band or est + h95 < -band)
+
+
+RULES = {
+    "width": width_needs_more,
+    "plain": lambda logs: decide(logs) == "inconclusive",
+    "widened": lambda logs: decide(logs, WIDENING) == "inconclusive",
+}
+
+
+def stop(logs, planned, needs_more):
+    n = planned
+    while n < min(len(logs), planned + EXTRA) and needs_more(logs[:n]):
+        n += STEP
+    return n
+
+
+def simulate(duels=2000):
+    random.seed(3)
+    for planned in (10, 20):
+        for sd in (0.01, 0.02, 0.03, 0.045):
+            for change in (0.0, 0.045):
+                draws = [[random.gauss(math.log(1 + change), sd) for _ in range(planned + EXTRA)] for _ in range(duels)]
+                print(f"planned {planned}, processes' sd {sd:.1%}, change {change:+.1%}")
+                for name, needs_more in RULES.items():
+                    ends = [stop(logs, planned, needs_more) for logs in draws]
+                    decisions = Counter(decide(logs[:n]) for logs, n in zip(draws, ends))
+                    shares = ", ".join(f"{d} {c / duels:.1%}" for d, c in sorted(decisions.items()))
+                    print(f"  {name:8} {statistics.mean(ends):5.1f} processes; {shares}")
+
+
+def replay(path, cell, part, planned):
+    rows = json.load(open(path))[cell][part]
+    planned = int(planned)
+    for name, needs_more in RULES.items():
+        outcomes = Counter()
+        for row in rows:
+            logs = row["log_ratios"]
+            n = stop(logs, planned, needs_more)
+            outcomes[(decide(logs[:n]), n)] += 1
+        print(f"{name:8} " + ", ".join(f"{d} at {n}: {c}" for (d, n), c in sorted(outcomes.items())))
+
+
+if __name__ == "__main__":
+    replay(*sys.argv[1:5]) if len(sys.argv) == 5 else simulate()
