@@ -149,9 +149,9 @@ pub fn decide(ratio: f64, ci95: [f64; 2], ci90: [f64; 2], higher_is_better: bool
 /// Why on the decision and not on the interval's width (as before): the width rule (CI95 wider than
 /// ±threshold/2 and reaching into the band) ran decided duels on until their interval narrowed, and it did so
 /// for every metric, the noisiest deciding. The querier's warm top-k (processes ~0.7 s of set-up each, so 10
-/// planned) had `query_time` `regressed` at 10 processes in 24 of 29 A/B comparisons (+4.5%); its
-/// `planning_time`, whose processes spread by ~6%, took them to 18: 26 s where 10 take 15 s, for the same
-/// decision. What extension is for is the headline that cannot decide: the 64 KiB copy's processes spread by
+/// planned) had `query_time` `regressed` at 10 processes in 39 of 40 A/B comparisons (+4.8%); its
+/// `planning_time`, whose processes spread by ~6%, took 31 of them to 18: 26 s where 10 take 15 s, for the
+/// same decision. What extension is for is the headline that cannot decide: the 64 KiB copy's processes spread by
 /// 2-3%, which left 11 of 100 identical duels of 20 processes `inconclusive`.
 pub fn needs_more(estimates: &[Estimate], metric: &str, threshold: f64) -> bool {
     let logs: Vec<f64> = estimates.iter().filter_map(|e| e.log_ratios.get(metric).copied()).collect();
@@ -165,8 +165,8 @@ pub fn needs_more(estimates: &[Estimate], metric: &str, threshold: f64) -> bool 
 /// chance for identical arms to look changed; stopping at the first look that decides would raise the false
 /// alarms. Simulated (normal processes, sd 1-4.5%, 2,000 duels a case, 10 or 20 planned, up to 8 more in
 /// fours): stopping on the plain decision raised A/A `regressed` + `improved` from 0.4% to 2.9% at sd 4.5% and
-/// 10 processes; with 1.5x the intervals 0.9% (the width rule 0.4%), at 10-30% fewer processes than the width
-/// rule, and with A/B (+4.5%) decided as often or more.
+/// 10 processes; with 1.5x the intervals 0.9% (the width rule 0.4%), with 3-21% fewer processes than the width
+/// rule and A/B (+4.5%) decided as often or more (`benchmarks/stop_rule.py`).
 pub const INTERIM_WIDENING: f64 = 1.5;
 
 /// One comparison's inputs.
