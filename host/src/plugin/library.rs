@@ -87,17 +87,45 @@ pub fn open(path: &Path, pin: Option<&str>, load: Load<'_>) -> Result<Opened, St
 /// Why: a file's pages stay in the page cache at the same physical addresses for every process that maps it, so
 /// where its code lands in the physically indexed caches is fixed per file: on the AMD EPYC VM class two
 /// byte-identical copies of a rig compared 0.4-4% apart, the same way in every process (facts.md, issue 31).
-/// A copy written by this process gets pages of its own, so that placement is drawn anew in every process and
-/// becomes between-process noise the verdict's interval carries. (A memfd rather than a file in the scratch
-/// directory: nothing for the file system to allocate and truncate.)
-fn private_copy(mut source: File, hash: bool) -> Result<(File, Option<String>), String> {
+/// A copy written by this process gets pages of its own, and written in a shuffled order (from the run's sealed
+/// memfd, the usual way) a placement of its own too, which becomes between-process noise the verdict's interval
+/// carries. (A memfd rather than a file in the scratch directory: nothing for the file system to allocate and
+/// truncate.) A copy that hashes the file as it reads it (a child without the sealed memfd) is written in order.
+fn private_copy(source: File, hash: bool) -> Result<(File, Option<String>), String> {
     let fail = |e: std::io::Error| format!("copying it into memory: {e}");
     let mut copy = crate::plugin::sealed::memfd(c"benchhost-plugin", libc::MFD_CLOEXEC).map_err(fail)?;
     let sha256 = match hash {
         true => Some(crate::plugin::sealed::copy_hashing(source, &mut copy).map_err(fail)?),
-        false => std::io::copy(&mut source, &mut copy).map(|_| None).map_err(fail)?,
+        false => copy_shuffled(&source, &copy).map(|()| None).map_err(fail)?,
     };
     Ok((copy, sha256))
+}
+
+/// Chunks a private copy is written in, in a random order.
+const SHUFFLED_CHUNK: u64 = 4096;
+
+/// Copies `source` into `copy` a page at a time in an order drawn anew by each process, so that which physical
+/// page (and cache colour) holds which part of the code is drawn anew too. Why: the kernel hands a process the
+/// pages the one before it freed, in much the same order (pagemap, a cache_tier duel on the AMD VM: ~38% of one
+/// child's frames were under the next child's copies, and the colour at a file offset, frame mod 8, agreed
+/// between them in up to 39% of offsets where chance is 12.5%), so a copy written front to back gave the
+/// processes of one run a placement in common, and the next run another. Chunks of 64 KiB still agreed up to
+/// 39%: the frames come in aligned runs, so a chunk's pages keep their colours; single pages agree 11.6-12.8%.
+fn copy_shuffled(source: &File, copy: &File) -> std::io::Result<()> {
+    use std::hash::BuildHasher;
+    use std::os::unix::fs::FileExt;
+    let len = source.metadata()?.len();
+    copy.set_len(len)?;
+    let keys = std::collections::hash_map::RandomState::new();
+    let mut order: Vec<u64> = (0..len.div_ceil(SHUFFLED_CHUNK)).collect();
+    order.sort_by_cached_key(|chunk| keys.hash_one(chunk));
+    let mut buffer = vec![0; SHUFFLED_CHUNK as usize];
+    for at in order.into_iter().map(|chunk| chunk * SHUFFLED_CHUNK) {
+        let bytes = &mut buffer[..(len - at).min(SHUFFLED_CHUNK) as usize];
+        source.read_exact_at(bytes, at)?;
+        copy.write_all_at(bytes, at)?;
+    }
+    Ok(())
 }
 
 /// SHA-256 of everything `reader` yields, lowercase hex.
@@ -178,6 +206,8 @@ mod tests {
         let (again, unhashed) = private_copy(File::open(&original).unwrap(), false).unwrap();
         assert_eq!(unhashed, None);
         assert_ne!(again.metadata().unwrap().ino(), a.ino(), "every load draws its own");
+        let shuffled = std::fs::read(format!("/proc/self/fd/{}", again.as_raw_fd())).unwrap();
+        assert!(shuffled == bytes, "written page by page in a shuffled order (the last one short), the same bytes");
     }
 
     #[test]
