@@ -101,7 +101,7 @@ fn private_copy(source: File, hash: bool) -> Result<(File, Option<String>), Stri
     Ok((copy, sha256))
 }
 
-/// Chunks a private copy is written in, in a random order.
+/// What a private copy is written in, in a random order: pages (64 KiB chunks kept their pages' colours).
 const SHUFFLED_CHUNK: u64 = 4096;
 
 /// Copies `source` into `copy` a page at a time in an order drawn anew by each process, so that which physical
