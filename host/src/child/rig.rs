@@ -14,8 +14,13 @@ use crate::proc::protocol::{CellTask, Message, Phase};
 /// Opens `task`'s library from a private copy (sending its [`Message::Plugin`]); its root module and the rig's
 /// style.
 pub(crate) fn load(task: &CellTask, send: &mut dyn FnMut(Message)) -> Result<(PluginRef, Style), (Phase, RigError)> {
+    load_prepared(task, prepare(task), send)
+}
+
+/// The private copy of `task`'s library, made ready to load with [`load_prepared`].
+pub(crate) fn prepare(task: &CellTask) -> Result<library::Prepared, String> {
     let sealed = task.sealed.as_ref().map(|(fd, sha256)| (*fd, sha256.as_str()));
-    load_as(task, library::Load::PrivateCopy { sealed }, send)
+    library::prepare(&task.plugin_path, library::Load::PrivateCopy { sealed })
 }
 
 /// Opens `task`'s library from its file, as [`load`] does otherwise: for the count under Cachegrind, which
@@ -25,15 +30,17 @@ pub(crate) fn load_in_place(
     task: &CellTask,
     send: &mut dyn FnMut(Message),
 ) -> Result<(PluginRef, Style), (Phase, RigError)> {
-    load_as(task, library::Load::InPlace, send)
+    load_prepared(task, library::prepare(&task.plugin_path, library::Load::InPlace), send)
 }
 
-fn load_as(
+/// Opens `task`'s library from what [`prepare`] (or its in-place twin) made of it.
+pub(crate) fn load_prepared(
     task: &CellTask,
-    how: library::Load<'_>,
+    prepared: Result<library::Prepared, String>,
     send: &mut dyn FnMut(Message),
 ) -> Result<(PluginRef, Style), (Phase, RigError)> {
-    let library::Opened { root, info, sha256 } = library::open(&task.plugin_path, task.pin.as_deref(), how)
+    let library::Opened { root, info, sha256 } = prepared
+        .and_then(|prepared| library::open_prepared(prepared, task.pin.as_deref()))
         .map_err(|reason| (Phase::Load, RigError::new(reason)))?;
     let Some(style) = info.rigs.iter().find(|d| d.name == task.rig).map(|d| d.style) else {
         let message = format!("{} has no rig `{}`", task.plugin_path.display(), task.rig);
