@@ -74,7 +74,8 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     for record in &ran?.records {
-        match verdict(record) {
+        let headline = loader.rig(&record.bench).and_then(|(_, d)| d.metrics.first()).map(|m| m.name.as_str());
+        match verdict(record, headline) {
             Ok(line) => say(&format!("pass {}: {line}", record.bench))?,
             Err(why) => {
                 failed += 1;
@@ -128,8 +129,9 @@ pub fn problems(d: &Descriptor) -> Vec<String> {
     problems
 }
 
-/// One line on a finished cell: its primary metric and invariants, or why it failed.
-fn verdict(record: &Record) -> Result<String, String> {
+/// One line on a finished cell: its headline metric (the rig's first declared, which duels decide on; a record
+/// keeps its metrics in alphabetical order) and invariants, or why it failed.
+fn verdict(record: &Record, headline: Option<&str>) -> Result<String, String> {
     if record.kind != Kind::Measurement {
         let failure = record.failure.as_ref();
         return Err(failure.map_or("no measurement".to_string(), |f| format!("{}: {}", f.cause, f.message)));
@@ -137,7 +139,8 @@ fn verdict(record: &Record) -> Result<String, String> {
     if let Some(broken) = record.checks.iter().find(|c| !c.ok) {
         return Err(format!("invariant `{}` does not hold", broken.invariant));
     }
-    let metric = record.metrics.iter().next().map(|(name, m)| {
+    let first = headline.and_then(|name| record.metrics.get_key_value(name)).or(record.metrics.iter().next());
+    let metric = first.map(|(name, m)| {
         let value = if m.value.abs() >= 100.0 { format!("{:.0}", m.value) } else { format!("{:.3}", m.value) };
         format!("{name} {value} {}", m.unit)
     });
