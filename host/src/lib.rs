@@ -33,6 +33,7 @@ mod bisect;
 mod child;
 pub mod cli;
 mod import;
+mod in_order;
 mod plan;
 mod plugin;
 mod proc;

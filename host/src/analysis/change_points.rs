@@ -118,21 +118,7 @@ pub fn of_history(
         let nights: Vec<Night> = series.points.iter().map(night).collect();
         SeriesChanges { points: change_points(&nights), key, series }
     };
-    // Series dealt round-robin, so long and short histories spread over the threads.
-    let threads = threads.clamp(1, kept.len().max(1));
-    let mut hands: Vec<Vec<(usize, (NightlyKey, Series))>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, entry) in kept.into_iter().enumerate() {
-        hands[i % threads].push((i, entry));
-    }
-    let mut done: Vec<(usize, SeriesChanges)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = hands
-            .into_iter()
-            .map(|hand| scope.spawn(move || hand.into_iter().map(|(i, entry)| (i, scan(entry))).collect::<Vec<_>>()))
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("a scan does not panic")).collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, changes)| changes).collect()
+    crate::in_order::map_in_order(kept, threads, scan)
 }
 
 /// A value as the scan reads it: its log and standard error, and its doubts (a value of 0 or below has no

@@ -104,7 +104,11 @@ impl Loader {
     pub fn discover(dirs: &[PathBuf], exe: &Path, trust: &Trust) -> Loader {
         let mut loader = Loader::default();
         let paths: Vec<PathBuf> = dirs.iter().flat_map(|d| candidates(d)).collect();
-        let probed = two_at_a_time(&paths, |path| {
+        // Two at a time: each probe is a child loading a library, up to ~0.13 s for a 150 MB one, and a run probes
+        // every library on the search path before its first cell (`list` of this workspace's six: 0.28 s one at a
+        // time, 0.16 s two at a time). Two: a core each on the project's 2-core VM, and the most cells the
+        // interrupt handler tracks at once.
+        let probed = crate::in_order::map_in_order(paths.iter().collect(), 2, |path: &PathBuf| {
             let sha256 = OnceLock::new();
             let refusal =
                 crate::plugin::writable::writable_by_others(path).filter(|_| !trust.allow_writable).or_else(|| {
@@ -164,30 +168,6 @@ impl Catalog for Loader {
         let refused = self.rejected.iter().filter(|r| r.reason.starts_with("refused"));
         refused.map(|r| format!("{}: {}", r.path.display(), r.reason)).collect()
     }
-}
-
-/// `f` of every item, in their order, computed two at a time: each probe is a child loading a library, up to
-/// ~0.13 s for a 150 MB one, and a run probes every library on the search path before its first cell (`list`
-/// of this workspace's six took 0.28 s one at a time). Two: a core each on this project's 2-core VM, and the
-/// most cells the interrupt handler tracks at once.
-fn two_at_a_time<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(item) = items.get(at) else { return done };
-            done.push((at, f(item)));
-        }
-    };
-    let mut done = std::thread::scope(|scope| {
-        let other = scope.spawn(work);
-        let mut done = work();
-        done.extend(other.join().expect("a probing thread panicked"));
-        done
-    });
-    done.sort_by_key(|(at, _)| *at);
-    done.into_iter().map(|(_, result)| result).collect()
 }
 
 /// Shared libraries in `dir`, skipping cargo's hashed dependency artifacts (`libfoo-0123456789abcdef.so`).
@@ -274,17 +254,6 @@ mod tests {
         assert!(is_hashed("serde_derive-0123456789abcdef"));
         assert!(!is_hashed("rig_wal"));
         assert!(!is_hashed("rig-cache-tier"));
-    }
-
-    #[test]
-    fn work_done_two_at_a_time_comes_back_in_order() {
-        let items: Vec<u64> = (0..25).collect();
-        let slow_first = two_at_a_time(&items, |&i| {
-            std::thread::sleep(Duration::from_millis(if i % 7 == 0 { 20 } else { 1 }));
-            i * 10
-        });
-        assert_eq!(slow_first, items.iter().map(|i| i * 10).collect::<Vec<_>>());
-        assert!(two_at_a_time(&[] as &[u8], |_| 0).is_empty());
     }
 
     #[test]
