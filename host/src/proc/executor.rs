@@ -92,14 +92,14 @@ pub fn run_child_under(
         }
         None => Command::new(exe),
     };
-    let spawned = command
+    command
         .arg("__child")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own process group, so a deadline kills grandchildren too.
-        .process_group(0)
-        .spawn();
+        .process_group(0);
+    let spawned = crate::proc::reaper::spawn(&mut command);
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
@@ -108,7 +108,6 @@ pub fn run_child_under(
         }
     };
     let pid = child.id() as libc::pid_t;
-    crate::proc::reaper::remember(pid);
     crate::proc::interrupt::enter(pid);
     let task_line = serde_json::to_string(task).expect("tasks serialize") + "\n";
     if let Some(mut stdin) = child.stdin.take() {

@@ -5,13 +5,23 @@
 //! So a benchhost that runs cells is a child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux 3.4): whatever a cell
 //! leaves behind is re-parented to benchhost instead of PID 1, and [`sweep`] finds it in `/proc`, kills it,
 //! reaps it, and names the processes that had left the cell's group, so the record can say so.
+//!
+//! Two children may run at once (discovery probes two libraries at a time; `--pairing concurrent`), so one
+//! child's sweep must never take the other for an orphan. A child is started ([`spawn`]) and a sweep looks
+//! at `/proc` under the same lock: a sweep sees every child of ours either registered or not yet forked,
+//! never in between (where a probe's child once got a sibling's SIGKILL).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::process::{Child, Command};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Children this process started on purpose (cells, probes) and still waits for: never swept.
 static SPAWNED: Mutex<BTreeSet<libc::pid_t>> = Mutex::new(BTreeSet::new());
+
+fn spawned() -> MutexGuard<'static, BTreeSet<libc::pid_t>> {
+    SPAWNED.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Makes this process the reaper of its orphaned descendants. Called by the commands that run cells.
 pub fn become_subreaper() {
@@ -19,14 +29,17 @@ pub fn become_subreaper() {
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 }
 
-/// Marks `pid` as a child started on purpose, until [`forget`].
-pub fn remember(pid: libc::pid_t) {
-    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+/// Starts `command` as a child never swept, until [`forget`].
+pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
+    let mut spawned = spawned();
+    let child = command.spawn()?;
+    spawned.insert(child.id() as libc::pid_t);
+    Ok(child)
 }
 
 /// `pid` has been reaped by its owner.
 pub fn forget(pid: libc::pid_t) {
-    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid);
+    spawned().remove(&pid);
 }
 
 /// Kills the cell's process `group` and every process re-parented to us from it, reaping them, until none is
@@ -36,11 +49,13 @@ pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
     let until = Instant::now() + grace;
     let mut escaped = BTreeMap::new();
     loop {
+        let spawned = spawned();
         // Safety: signalling a process group we created.
         unsafe { libc::killpg(group, libc::SIGKILL) };
-        // Orphans in the group of another cell still running (`--pairing concurrent`) are that cell's.
-        let others: BTreeSet<libc::pid_t> = spawned().into_iter().filter(|&p| p != group).collect();
-        let adopted: Vec<_> = adopted_children().into_iter().filter(|(_, pgid, _)| !others.contains(pgid)).collect();
+        // Orphans in the group of another child still running are that child's.
+        let adopted =
+            adopted_children(&spawned).into_iter().filter(|(_, pgid, _)| *pgid == group || !spawned.contains(pgid));
+        let adopted: Vec<_> = adopted.collect();
         for (pid, pgid, name) in &adopted {
             let pid = *pid;
             if *pgid != group {
@@ -52,6 +67,7 @@ pub fn sweep(group: libc::pid_t, grace: Duration) -> Vec<String> {
                 libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
             }
         }
+        drop(spawned);
         if (adopted.is_empty() && !has_members(group)) || Instant::now() >= until {
             return escaped.into_values().collect();
         }
@@ -74,18 +90,13 @@ fn processes() -> impl Iterator<Item = (libc::pid_t, libc::pid_t, libc::pid_t, S
     })
 }
 
-/// The children we started and have not reaped yet.
-fn spawned() -> BTreeSet<libc::pid_t> {
-    SPAWNED.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Our children that we did not start: (pid, process group, name).
-fn adopted_children() -> Vec<(libc::pid_t, libc::pid_t, String)> {
-    // Safety: getpid cannot fail.
-    let me = unsafe { libc::getpid() };
-    let spawned = spawned();
+/// Our children that we did not start (`spawned`), nor started outside [`spawn`] in our own process group
+/// (a `git` for the provenance): (pid, process group, name).
+fn adopted_children(spawned: &BTreeSet<libc::pid_t>) -> Vec<(libc::pid_t, libc::pid_t, String)> {
+    // Safety: getpid and getpgrp cannot fail.
+    let (me, my_group) = unsafe { (libc::getpid(), libc::getpgrp()) };
     processes()
-        .filter(|(pid, ppid, _, _)| *ppid == me && !spawned.contains(pid))
+        .filter(|(pid, ppid, pgid, _)| *ppid == me && !spawned.contains(pid) && *pgid != my_group)
         .map(|(pid, _, pgid, name)| (pid, pgid, name))
         .collect()
 }
@@ -104,7 +115,37 @@ fn parse_stat(stat: &str) -> Option<(libc::pid_t, libc::pid_t, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_stat;
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn a_child_started_while_another_child_is_swept_is_not_taken_for_an_orphan() {
+        // regression: a sweep read the registered children, then `/proc`; a probe started in between (discovery
+        // runs two at a time) was killed as an orphan, and its library reported as `crashed while loading (SIGKILL)`.
+        let no_group = 2_000_000_000; // above any pid_max: the sweep's killpg finds no one
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::SeqCst) {
+                    sweep(no_group, Duration::ZERO);
+                }
+            });
+            let mut killed = 0;
+            for _ in 0..60 {
+                let mut child = spawn(Command::new("sleep").arg("5").process_group(0)).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+                if !matches!(child.try_wait(), Ok(None)) {
+                    killed += 1;
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+                forget(child.id() as libc::pid_t);
+            }
+            stop.store(true, Ordering::SeqCst);
+            assert_eq!(killed, 0, "children killed by a sweep meant for another");
+        });
+    }
 
     #[test]
     fn stat_fields_are_read_after_the_name_whatever_it_holds() {
