@@ -45,7 +45,7 @@ pub struct Prepared {
 }
 
 /// The bytes of the library at `path` made ready to load as `load` says (see [`open_prepared`]): copied, for a
-/// private copy, which is most of a load's time (~0.14 s for a 151 MB library), so a duel prepares its two
+/// private copy, which is most of a load's time (~0.09 s for a 151 MB library), so a duel prepares its two
 /// arms' copies side by side.
 pub fn prepare(path: &Path, load: Load<'_>) -> Result<Prepared, String> {
     let (file, sha256) = match load {
@@ -139,13 +139,23 @@ fn copy_shuffled(source: &File, copy: &File) -> std::io::Result<()> {
     let keys = std::collections::hash_map::RandomState::new();
     let mut order: Vec<u64> = (0..len.div_ceil(SHUFFLED_CHUNK)).collect();
     order.sort_by_cached_key(|chunk| keys.hash_one(chunk));
-    let mut buffer = vec![0; SHUFFLED_CHUNK as usize];
-    for at in order.into_iter().map(|chunk| chunk * SHUFFLED_CHUNK) {
-        let bytes = &mut buffer[..(len - at).min(SHUFFLED_CHUNK) as usize];
-        source.read_exact_at(bytes, at)?;
-        copy.write_all_at(bytes, at)?;
-    }
-    Ok(())
+    let copy_pages = |pages: &[u64]| {
+        let mut buffer = vec![0; SHUFFLED_CHUNK as usize];
+        for at in pages.iter().map(|chunk| chunk * SHUFFLED_CHUNK) {
+            let bytes = &mut buffer[..(len - at).min(SHUFFLED_CHUNK) as usize];
+            source.read_exact_at(bytes, at)?;
+            copy.write_all_at(bytes, at)?;
+        }
+        Ok(())
+    };
+    // Two threads, each a half of the order: 86 ms for the 151 MB lakehouse library where one took 140 ms
+    // (AMD VM; a sequential copy takes 73-91 ms), and a plain run copies a library in every cell.
+    let (first, second) = order.split_at(order.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| copy_pages(second));
+        let mine = copy_pages(first);
+        other.join().unwrap_or_else(|_| Err(std::io::Error::other("the copying thread panicked"))).and(mine)
+    })
 }
 
 /// SHA-256 of everything `reader` yields, lowercase hex.
