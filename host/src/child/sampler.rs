@@ -109,10 +109,10 @@ fn precision(samples: &[(u64, u64)], sampling: Sampling) -> f64 {
     ci.map_or(f64::INFINITY, |[lo, hi]| (hi - lo) / 2.0 / value.abs())
 }
 
-/// One warm-up run when a warm-up is asked for (its metrics discarded, its counters reported for the
+/// One warm-up run when the plan asks for it (its metrics discarded, its counters reported for the
 /// invariants), then `plan.repetitions` runs.
 pub fn repetitions(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Message)) -> Result<(), Failed> {
-    if plan.warmup_ns > 0 {
+    if plan.warmup_run {
         emit(Message::Phase { phase: Phase::Warmup });
         let (observation, ns) = rig.run().map_err(|e| (Phase::Warmup, e))?;
         emit(Message::Warmup { iterations: 1, ns, counters: Some(observation.counters) });
@@ -279,5 +279,9 @@ mod tests {
             })
             .collect();
         assert_eq!(values, [2.0, 3.0, 4.0]);
+        let (mut rig, mut out) = (fake(1), vec![]);
+        repetitions(&mut rig, &Plan { warmup_run: false, ..plan() }, &mut |m| out.push(m)).unwrap();
+        assert!(!out.iter().any(|m| matches!(m, Message::Warmup { .. })), "a plan without one has no warm-up run");
+        assert_eq!(out.iter().filter(|m| matches!(m, Message::Observation { .. })).count(), 3);
     }
 }

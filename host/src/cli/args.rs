@@ -36,7 +36,8 @@ pub(crate) struct MatrixArgs {
     /// Override a parameter for every selected rig that has it (repeatable), e.g. --set rows=10000.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub(crate) sets: Vec<(String, String)>,
-    /// A smoke run: at most 100 ms warm-up, 300 ms of samples, 10 samples, 2 repetitions.
+    /// A smoke run: at most 100 ms warm-up, 200 ms of samples, 10 samples, 2 repetitions without a discarded
+    /// first run.
     #[arg(long)]
     pub(crate) quick: bool,
     /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].

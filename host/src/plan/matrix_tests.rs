@@ -175,6 +175,13 @@ fn plugin_not_in_the_file_runs_with_defaults_and_quick_shrinks_the_plan() {
     assert_eq!(cells.len(), 1);
     assert_eq!(cells[0].params["compression"], json!("zstd"));
     assert_eq!((cells[0].plan.samples, cells[0].plan.warmup_ns, cells[0].plan.repetitions), (10, 100_000_000, 2));
+    assert_eq!(cells[0].plan.sample_ns, 20_000_000, "200 ms over 10 samples");
+    assert!(!cells[0].plan.warmup_run, "a quick run-style cell discards no first run");
+    let asked = Overrides { warmup: Some(Duration::from_millis(50)), ..overrides.clone() };
+    assert!(expand_text("", &asked).unwrap()[0].plan.warmup_run, "unless a warm-up is asked for");
+    let full = expand_text("[rig.wal]\n", &Overrides::default()).unwrap();
+    assert!(full[0].plan.warmup_run);
+    assert!(!expand_text("[rig.wal]\nwarmup = \"0s\"\n", &Overrides::default()).unwrap()[0].plan.warmup_run);
     let missing = Overrides { rigs: vec!["wol".into()], ..Overrides::default() };
     assert_eq!(expand_text("", &missing).unwrap_err(), "--plugin: unknown rig `wol` (did you mean `wal`?)");
 }

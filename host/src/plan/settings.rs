@@ -91,13 +91,18 @@ pub fn resolve(
         Some(s) => Some(parse_fraction(s.get_ref()).map_err(|m| at(s, m))?),
         None => None,
     };
+    // A run-style rig's discarded first run, unless `--quick` skips it (a kafka_topology run is ~0.5 s of
+    // prefill, consumers' start and window: a third of a quick cell) or no warm-up is asked for.
+    let mut warmup_run = true;
     if overrides.quick {
+        warmup_run = false;
         warmup = warmup.min(Duration::from_millis(100));
-        measurement = measurement.min(Duration::from_millis(300));
+        measurement = measurement.min(Duration::from_millis(200));
         samples = samples.min(10);
         repetitions = repetitions.min(2);
     }
     // The command line has the last word (clap has already refused zeros there).
+    warmup_run |= overrides.warmup.is_some();
     warmup = overrides.warmup.unwrap_or(warmup);
     measurement = overrides.measurement.unwrap_or(measurement);
     samples = overrides.samples.unwrap_or(samples);
@@ -106,6 +111,7 @@ pub fn resolve(
     let budget = positive(&e.budget, &d.budget, measurement.saturating_mul(3))?;
     let plan = Plan {
         warmup_ns: nanos(warmup),
+        warmup_run: warmup_run && !warmup.is_zero(),
         samples,
         sample_ns: nanos(measurement) / u64::from(samples),
         repetitions,
@@ -124,8 +130,11 @@ pub fn resolve(
 /// How much to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    /// Warm-up time (iterations style); run style does one discarded run when non-zero.
+    /// Warm-up time (iterations style).
     pub warmup_ns: u64,
+    /// Run style: one discarded run before the repetitions (with a warm-up time, but not under `--quick`).
+    #[serde(default = "yes")]
+    pub warmup_run: bool,
     /// Samples to take (iterations style).
     pub samples: u32,
     /// Target duration of one sample (iterations style).
@@ -160,12 +169,17 @@ fn default_resamples() -> u32 {
     DEFAULT_RESAMPLES
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl Plan {
     /// A flat plan without target, for tests.
     #[cfg(test)]
     pub fn flat(warmup_ns: u64, samples: u32, sample_ns: u64, repetitions: u32) -> Plan {
         Plan {
             warmup_ns,
+            warmup_run: warmup_ns > 0,
             samples,
             sample_ns,
             repetitions,
