@@ -60,7 +60,12 @@ fn the_default_matrix_runs_quick_on_the_mock_cluster() {
     for r in &records {
         assert_eq!(r.variant["broker"], "mock");
         if r.variant["duration_s"] != 0.0 {
-            assert_eq!(r.variant["duration_s"], 0.5, "the quick table's window is the one recorded");
+            assert_eq!(r.variant["duration_s"], 0.25, "the quick table's window is the one recorded");
+        } else {
+            assert_eq!(r.variant["messages"], 40_000, "and its drain");
+        }
+        if let Some(cell) = r.cell.as_ref().filter(|_| r.kind == Kind::Measurement) {
+            assert_eq!(cell.warmup_iterations, 0, "a quick run-style cell discards no first run");
         }
     }
 }
