@@ -38,7 +38,12 @@ impl ScanFacts {
         walk(plan, &mut facts, &mut predicate);
         facts.pushed = predicate.as_ref().map(|p| p.to_string());
         facts.files_total = count_files(fresh, None).await?;
-        facts.files_planned = count_files(fresh, predicate).await?;
+        // Without a pushed predicate the planner plans every file: the same scan again (60 manifests' worth,
+        // ~50-80 ms of each querier arm's set-up on the sequential layout) would count the same.
+        facts.files_planned = match predicate {
+            Some(predicate) => count_files(fresh, Some(predicate)).await?,
+            None => facts.files_total,
+        };
         Ok(facts)
     }
 
