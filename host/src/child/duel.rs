@@ -31,11 +31,7 @@ pub(super) fn run(task: &DuelTask, out: &mut Protocol) {
     }
     // The private copies are most of the loading (~0.09 s each for a 151 MB library, on two threads): both
     // made at once.
-    let copies = std::thread::scope(|scope| {
-        let second = scope.spawn(|| prepare(&task.sides[order[1]]));
-        let first = prepare(&task.sides[order[0]]);
-        [first, second.join().unwrap_or_else(|_| Err("copying it: the thread panicked".into()))]
-    });
+    let copies = crate::in_order::map_in_order(order.to_vec(), 2, |s| prepare(&task.sides[s]));
     let (mut roots, mut styles) = ([None, None], [Style::Iterations; 2]);
     for (s, copy) in order.into_iter().zip(copies) {
         match load_prepared(&task.sides[s], copy, &mut |m| out.send(&side(s, m))) {

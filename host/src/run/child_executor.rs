@@ -56,11 +56,7 @@ impl Executor for ChildExecutor<'_> {
         let [a, b] = duel.cells;
         // The run's sealed copies of both libraries, made at once on the first duel (hashing and copying a 151 MB
         // library takes ~0.17 s): their files are their own, so the two do not contend.
-        let [mine, other] = duel.cells.map(|cell| self.plugin(cell));
-        std::thread::scope(|scope| {
-            scope.spawn(|| other.sealed());
-            mine.sealed();
-        });
+        crate::in_order::map_in_order(duel.cells.to_vec(), 2, |cell| self.plugin(cell).sealed().is_some());
         let task = Task::Duel(Box::new(DuelTask {
             sides: [0, 1]
                 .map(|s| CellTask { window_ns: duel.shape.window_ns, ..self.task(duel.cells[s], duel.scratch[s]) }),
