@@ -99,6 +99,7 @@ pub fn run_child_under(
         .stderr(Stdio::piped())
         // Its own process group, so a deadline kills grandchildren too.
         .process_group(0);
+    crate::proc::child_env::apply(&mut command);
     let spawned = crate::proc::reaper::spawn(&mut command);
     let mut child = match spawned {
         Ok(child) => child,
