@@ -15,7 +15,7 @@ use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::matrix_setup::{current_exe, resolve_interleaved};
 use crate::plan::interleave::{self, Interleave};
 use crate::plan::matrix;
-use crate::plugin::against::against_loader;
+use crate::plugin::against::{against_loader, discover_against};
 use crate::plugin::loader::Loader;
 use crate::report::{self, export, html};
 use crate::run::child_executor::ChildExecutor;
@@ -40,11 +40,18 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
     // One read of --out serves the previous records, the calibrations and the counts' sizes.
     let previous = crate::cli::read_streams::previous(&args.out);
-    let (loader, mut cells, interleave) = resolve_interleaved(&args.matrix, args.interleave.as_deref())?;
     let allow_writable = args.matrix.dirs.allow_writable_plugins;
     let exe = current_exe()?;
-    let other =
-        args.against.as_deref().map(|dir| against_loader(dir, &cells, &loader, &exe, allow_writable)).transpose()?;
+    // The other build's plugins are probed while this build's are.
+    let (resolved, theirs) = std::thread::scope(|s| {
+        let exe = &exe;
+        let theirs =
+            args.against.as_deref().map(|dir| s.spawn(move || (dir, discover_against(dir, exe, allow_writable))));
+        let resolved = resolve_interleaved(&args.matrix, args.interleave.as_deref());
+        (resolved, theirs.map(|t| t.join().expect("discovering plugins does not panic")))
+    });
+    let (loader, mut cells, interleave) = resolved?;
+    let other = theirs.map(|(dir, theirs)| against_loader(dir, theirs, &cells, &loader)).transpose()?;
     let pairs = match other.is_some() {
         true => {
             cells = matrix::with_twins(cells);
