@@ -5,8 +5,7 @@
 Parts (--parts, in this order, each over every workload; each workload's part is saved to OUT/proof.json as
 soon as it is finished, and a rerun with the same OUT skips what is finished, so a stopped proof resumes):
   spin        the spin rounds that slow each workload by ~--slowdown (5%), found in place (bisection, each step a
-              paired run of its own); every later part injects exactly that spin. Where one round is more than
-              twice the slowdown (noop), the interleave part spins on one iteration in k, k from one more run.
+              paired run of its own); every later part injects exactly that spin.
   estimates   benchhost's estimate next to Criterion's, alternating --pairs times, and the wall time of each
               (benchhost with --target-ci 1% --budget 10s, Criterion with its defaults).
   interleave  --comparisons runs of `benchhost run --interleave` with three arms: the reference, a replica (the
@@ -66,34 +65,18 @@ def time_verdicts(recs):
     return [r for r in recs if r["kind"] == "verdict" and r["verdict"].get("metric") == "time"]
 
 
-def interleaved(workload, out, arms, pairing, rounds=None, every=1):
-    """One interleaved run of `arms` (rigs.toml tables of the harness rig): wall time and its time verdicts.
-    `every` > 1: every arm spins on one iteration in `every` (the harness's `spin_every`), the reference too."""
+def interleaved(workload, out, arms, pairing, rounds=None):
+    """One interleaved run of `arms` (rigs.toml tables of the harness rig): wall time and its time verdicts."""
     config = os.path.join(out, "arms.toml")
     with open(config, "w") as f:
         f.write("".join(f"[[rig.harness]]\n{a}\n" for a in arms))
     extra = ["--config", config, "--set", f"workload={workload}", "--interleave", "--pairing", pairing]
-    extra += ["--set", f"spin_every={every}"] if every > 1 else []
     wall, recs = benchhost(os.path.join(out, "run.jsonl"), extra + (["--rounds", str(rounds)] if rounds else []))
     return wall, time_verdicts(recs)
 
 
 def spin_key(args):
     return f"spin_rounds_for_{args.slowdown:g}pct"
-
-
-def every_key(args):
-    """A workload that one round per iteration slows by more than twice the slowdown (noop: +12.5%) spins on
-    one iteration in this many instead, its reference alike (interleave part only; the `against` part's build
-    compiles a spin into every iteration)."""
-    return f"spin_every_for_{args.slowdown:g}pct"
-
-
-def find_every(workload, out, pairing, target):
-    """One round on one iteration in k slows by 1/k of what it does on every one; k from one paired run."""
-    arms = ["params = { spin_rounds = 0 }", "params = { spin_rounds = 1 }"]
-    whole = interleaved(workload, out, arms, pairing)[1][0]["verdict"]["ratio"] - 1
-    return round(whole / target) if whole >= 2 * target else 1
 
 
 def find_spin(workload, out, pairing, target):
@@ -161,7 +144,7 @@ def part_interleave(w, row, args, save):
     done = row.setdefault("interleave_runs", {"aa": [], "ab": [], "walls": []})
     aa, ab, walls = done["aa"], done["ab"], done["walls"]
     while len(walls) < args.comparisons:
-        wall, verdicts = interleaved(w, args.out, arms, args.pairing, every=row.get(every_key(args), 1))
+        wall, verdicts = interleaved(w, args.out, arms, args.pairing)
         walls.append(wall / max(1, len(verdicts)))
         for v in verdicts:
             (ab if v["variant"]["spin_rounds"] else aa).append(kept(v))
@@ -298,8 +281,6 @@ def main():
         row = results.setdefault(w, {})
         if "spin" in parts or spin_key(args) not in row:
             row[spin_key(args)] = find_spin(w, args.out, args.pairing, args.slowdown / 100)
-            if row[spin_key(args)] == 1:
-                row[every_key(args)] = find_every(w, args.out, args.pairing, args.slowdown / 100)
             save()
     # Part by part, so that a proof stopped halfway has whole parts; a part already finished with the same
     # number of comparisons is kept, which is how a stopped proof resumes.
