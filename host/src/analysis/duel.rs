@@ -116,8 +116,8 @@ pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
 /// The decision rule of duel verdicts (see [`decide`]).
 pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
     +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
-    Alternating duels without --rounds: 20 processes (fewer, down to 10, when the first two cost more than \
-    0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 8 \
+    Alternating duels without --rounds: 20 processes (fewer, down to 10 and even, when the first two cost more \
+    than 0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 8 \
     more, in fours (run style: while the comparison stays within 50 s), while the verdict on the rig's headline (first) metric, \
     its intervals 1.5x as wide, is inconclusive";
 

@@ -67,8 +67,16 @@ pub const OVERHEAD_BUDGET_NS: u64 = 5_000_000_000;
 /// measuring: [`PROCESSES`] while they fit in [`OVERHEAD_BUDGET_NS`], fewer for costlier ones, down to
 /// [`LEAST_PROCESSES`]. The count depends on the cost alone, never on what was measured, so the interval stays
 /// honest; it is only wider, and a duel whose verdict is left undecided gets more processes as any other does.
+///
+/// Always even, so that each arm is loaded, set up and measured first in as many processes as the other: which
+/// goes first matters. Over the A/A comparisons of `results/rigs-proof.json` (AMD VM), the arm loaded and set up
+/// first measured 1.4% slower in cache_tier's processes with the DataFusion origin (mean log ratio -0.59% in
+/// processes where side 0 went first, +0.81% where side 1 did; 40 comparisons) and 0.9% in the querier's cold
+/// lookup, and with 13, 15 or 17 processes (a compaction duel sized at 0.3-0.38 s a process) one order had one
+/// process more: a bias of the order's effect over the processes, the same way in every comparison.
 pub fn processes_for(overhead_ns: u64) -> u32 {
-    (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES)) as u32
+    let fit = (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES));
+    (fit & !1) as u32
 }
 
 /// Processes of a run-style duel unless `--rounds` says otherwise, as [`LEAST_PROCESSES`] of an alternating

@@ -59,6 +59,7 @@ fn a_costly_duel_runs_fewer_processes_down_to_the_least() {
     assert_eq!(processes_for(20_000_000), PROCESSES, "a harness process: 0.02 s");
     assert_eq!(processes_for(0), PROCESSES);
     assert_eq!(processes_for(OVERHEAD_BUDGET_NS / 16), 16);
+    assert_eq!(processes_for(OVERHEAD_BUDGET_NS / 15), 14, "each arm first in as many processes");
     assert_eq!(processes_for(700_000_000), LEAST_PROCESSES, "a querier process: 0.7 s");
 }
 
