@@ -70,10 +70,10 @@ pub const OVERHEAD_BUDGET_NS: u64 = 5_000_000_000;
 ///
 /// Always even, so that each arm is loaded, set up and measured first in as many processes as the other: which
 /// goes first matters. Over the A/A comparisons of `results/rigs-proof.json` (AMD VM), the arm loaded and set up
-/// first measured 1.4% slower in cache_tier's processes with the DataFusion origin (mean log ratio -0.59% in
-/// processes where side 0 went first, +0.81% where side 1 did; 40 comparisons) and 0.9% in the querier's cold
-/// lookup, and with 13, 15 or 17 processes (a compaction duel sized at 0.3-0.38 s a process) one order had one
-/// process more: a bias of the order's effect over the processes, the same way in every comparison.
+/// first measured 1.4% slower in cache_tier's processes with the DataFusion origin (mean log ratio -0.69% in
+/// processes where side 0 went first, +0.74% where side 1 did; 40 comparisons) and 1.0% in the querier's cold
+/// lookup, and with an odd count (compaction's duels, sized at 0.3-0.38 s a process, ran 13 to 16: odd in 22 of
+/// 40) one order had one process more: a bias of the order's effect over the processes, the same way every time.
 pub fn processes_for(overhead_ns: u64) -> u32 {
     let fit = (OVERHEAD_BUDGET_NS / overhead_ns.max(1)).clamp(u64::from(LEAST_PROCESSES), u64::from(PROCESSES));
     (fit & !1) as u32
