@@ -69,6 +69,19 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
     verdicts
 }
 
+/// The series whose newest records in `old` and `new` ran on different CPUs, counted per pair of CPUs
+/// (old, new): a ratio across machines holds the machine's change beside the code's.
+pub fn other_machines(old: &[Record], new: &[Record]) -> BTreeMap<(String, String), usize> {
+    let (old, new) = (latest(old), latest(new));
+    let mut changes = BTreeMap::new();
+    for (key, after) in &new {
+        if let Some(before) = old.get(key).filter(|b| b.run.cpu != after.run.cpu) {
+            *changes.entry((before.run.cpu.clone(), after.run.cpu.clone())).or_insert(0) += 1;
+        }
+    }
+    changes
+}
+
 /// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
 /// (log-normal delta method); a side without a CI counts as exact. Two counts of zero are equal: 1, exactly.
 pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {

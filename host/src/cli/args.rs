@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use crate::plan::config::{parse_duration, parse_fraction, parse_positive_duration};
+use crate::plan::config::{parse_duration, parse_fraction, parse_positive_duration, parse_threshold_fraction};
 use crate::stats::Sampling;
 
 /// The results stream commands append to and read unless told otherwise.
@@ -103,8 +103,8 @@ pub(crate) struct RunArgs {
     /// Run every cell N times, round by round (A B, then B A, ...), each in its own process; records carry the
     /// mean over rounds with a CI across processes, and each arm is compared with its rig's first arm. With
     /// `--pairing alternate`, N processes per pair of arms [default: 20 for iterations-style rigs, 10 for
-    /// run-style ones; 5 rounds otherwise].
-    #[arg(long, value_name = "N")]
+    /// run-style ones; 5 rounds otherwise]. A paired comparison needs at least 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) rounds: Option<u32>,
     /// Compare arms, paired (--pairing): `--interleave=AXIS` compares each arm with the arm that has AXIS's first
     /// value (or VALUE: `--interleave=mode=perthread`) and every other parameter equal, one verdict per level
@@ -112,7 +112,14 @@ pub(crate) struct RunArgs {
     /// they differ in more than one parameter. `--interleave AXIS` works too when AXIS is exactly a parameter
     /// name (else the word is the FILTER). 20 processes per pair of arms for iterations-style rigs (samples
     /// alternating), 10 for run-style ones (whole runs alternating), unless --rounds.
-    #[arg(long, value_name = "AXIS[=VALUE]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "AXIS[=VALUE]",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        conflicts_with = "against"
+    )]
     pub(crate) interleave: Option<String>,
     /// How paired arms (--interleave, --against) are measured: `alternate` (the default) puts two arms in one
     /// process, over --rounds processes, with their samples alternating (iterations-style rigs), their whole
@@ -123,8 +130,10 @@ pub(crate) struct RunArgs {
     /// instances cannot share a process).
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) pairing: Option<Pairing>,
-    /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell also runs
-    /// that build's plugin, alternating round by round (5 rounds unless --rounds), with paired verdicts.
+    /// Compare with another build: DIR holds its plugins (e.g. main's target/release). Every cell is paired
+    /// with the same cell on that build's plugin, measured as --pairing says (by default both in one process,
+    /// alternating, over 20 processes for iterations-style rigs and 10 for run-style ones, unless --rounds),
+    /// with one paired verdict per series and metric. Only this build's records enter the stream.
     #[arg(long, value_name = "DIR")]
     pub(crate) against: Option<PathBuf>,
     /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
@@ -212,10 +221,10 @@ pub(crate) struct CalibrateArgs {
     #[command(flatten)]
     pub(crate) matrix: MatrixArgs,
     /// Interleaved rounds, each cell once per round in its own process: N rounds give N(N-1)/2 A/A pairs.
-    #[arg(long, value_name = "N", default_value = "10")]
+    #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) rounds: u32,
     /// The threshold whose false-alarm rate is measured.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold_fraction, default_value = "3%")]
     pub(crate) threshold: f64,
     /// Append the calibration records to FILE (where `--threshold auto` looks for them).
     #[arg(long, value_name = "FILE", default_value = RESULTS)]
@@ -248,7 +257,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "PATH")]
     pub(crate) out: Option<PathBuf>,
     /// Noise threshold of the md report's "vs previous run".
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "3%")]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold_fraction, default_value = "3%")]
     pub(crate) threshold: f64,
     /// md and html: leave out each series' change points (found as `benchhost trend` finds them, listed in md,
     /// marked on the history charts in html). Finding them keeps every value of the history: on 1M records

@@ -20,6 +20,19 @@ use crate::run::context::{RunContext, WorkDir};
 use crate::run::in_rounds;
 use benchhost_record::{Kind, Record};
 
+/// Why discovery would never load `file`, in one line: it is not a shared library, or not named as a plugin.
+fn not_a_plugin(file: &Path) -> Option<String> {
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(file).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic));
+    if read.is_err() || &magic != b"\x7fELF" {
+        return Some("not a shared library (no ELF header): give a plugin built as a cdylib".into());
+    }
+    (!crate::plugin::loader::named_as_plugin(file)).then(|| {
+        "not named as a plugin: benchhost loads libNAME.so (cargo's name for a cdylib), not a hashed copy in deps/"
+            .into()
+    })
+}
+
 /// Checks the plugin at `path`; exit code 1 when any rig (or the library itself) fails.
 pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<ExitCode> {
     let file = path.canonicalize().with_context(|| format!("reading {}", path.display()))?;
@@ -28,6 +41,10 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
             "{} is not a file: give the plugin library itself (e.g. target/release/libmy_rig.so)",
             path.display()
         );
+    }
+    if let Some(why) = not_a_plugin(&file) {
+        say(&format!("FAIL {}: {why}", file.display()))?;
+        return Ok(ExitCode::from(1));
     }
     let dir = file.parent().context("the plugin has no parent directory")?.to_path_buf();
     let exe = std::env::current_exe().context("locating the benchhost executable")?;

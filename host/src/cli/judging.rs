@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::analysis::calibrate;
-use crate::plan::config::parse_fraction;
+use crate::plan::config::parse_threshold_fraction;
 use crate::report;
 use benchhost_record::Decision;
 use benchhost_record::Record;
@@ -26,12 +26,16 @@ pub struct Judging {
     pub threshold: ThresholdArg,
     /// Changes of instructions per iteration (`run --instructions`) within ±this are no change. The count is
     /// exact, so this only absorbs code-layout shifts: 1% is a change.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_fraction, default_value = "0.5%")]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold_fraction, default_value = "0.5%")]
     pub instruction_threshold: f64,
     /// Exit 1 when any verdict has this decision (repeatable): regressed, improved, no_change, inconclusive,
     /// added, removed, undefined. A `failed` verdict (the series' newest run failed) always exits 1.
     #[arg(long, value_name = "DECISION", value_parser = parse_decision)]
     pub fail_on: Vec<Decision>,
+    /// Compare records that ran on different CPUs (refused without it: a change of machine is not the code's,
+    /// and would be in every ratio).
+    #[arg(long)]
+    pub across_machines: bool,
 }
 
 /// A fixed threshold or `auto`.
@@ -44,7 +48,10 @@ pub enum ThresholdArg {
 }
 
 fn parse_threshold(text: &str) -> Result<ThresholdArg, String> {
-    if text == "auto" { Ok(ThresholdArg::Auto) } else { parse_fraction(text).map(ThresholdArg::Fixed) }
+    match text {
+        "auto" => Ok(ThresholdArg::Auto),
+        _ => parse_threshold_fraction(text).map(ThresholdArg::Fixed).map_err(|why| format!("{why}, or auto")),
+    }
 }
 
 fn parse_decision(text: &str) -> Result<Decision, String> {
@@ -80,11 +87,41 @@ impl Judging {
         }
     }
 
-    /// Prints `verdicts` as a table (unless `-q`), appends them to `out`, and applies `--fail-on`.
+    /// Prints `verdicts` (unless `-q`) as a table per what they compare against, each under a heading that
+    /// names both sides and how they were measured; appends them to `out`, and applies `--fail-on`.
     pub fn judge(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         let refs: Vec<&Record> = verdicts.iter().collect();
-        crate::run::output::narrate(&format!("{}\n", report::verdicts_table(&refs)))?;
+        crate::run::output::narrate(&report::grouped_verdicts_tables(&refs))?;
         self.record_and_gate(verdicts, out)
+    }
+
+    /// An error that names both CPUs when records of `old` and `new` of one series ran on different CPUs,
+    /// unless `--across-machines`.
+    pub fn same_machine(&self, old: &[Record], new: &[Record]) -> Result<()> {
+        self.refuse_other_machines(crate::analysis::compare::other_machines(old, new))
+    }
+
+    /// As [`Judging::same_machine`], for a baseline that this machine's run (on `cpu`) is about to be judged
+    /// against: refused before the run.
+    pub fn baseline_on(&self, old: &[Record], cpu: &str) -> Result<()> {
+        let mut changes = std::collections::BTreeMap::new();
+        for record in crate::analysis::compare::latest(old).values().filter(|r| r.run.cpu != cpu) {
+            *changes.entry((record.run.cpu.clone(), cpu.to_string())).or_insert(0) += 1;
+        }
+        self.refuse_other_machines(changes)
+    }
+
+    fn refuse_other_machines(&self, changes: std::collections::BTreeMap<(String, String), usize>) -> Result<()> {
+        if self.across_machines || changes.is_empty() {
+            return Ok(());
+        }
+        let said: Vec<String> =
+            changes.iter().map(|((before, now), n)| format!("{n} series ran on {before}, now on {now}")).collect();
+        anyhow::bail!(
+            "not comparing records of different machines: {}; a change of machine is not the code's \
+             (--across-machines to compare them anyway)",
+            said.join("; ")
+        )
     }
 
     /// Appends `verdicts` to `out` and applies `--fail-on`: the exit code.

@@ -48,7 +48,16 @@ fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, u
         None => Config::empty(),
     };
     if config.rigs.is_empty() && args.rigs.is_empty() {
-        bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display());
+        match config.text.is_empty() && args.config.is_none() && !Path::new("rigs.toml").exists() {
+            true => bail!(
+                "nothing to run: no rigs.toml in {} and no --plugin was given (--plugin RIG runs a rig on its \
+                 defaults; --config FILE names a matrix)",
+                std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string())
+            ),
+            false => {
+                bail!("nothing to run: {} has no [rig.NAME] table and no --plugin was given", config.path.display())
+            }
+        }
     }
     let loader = discover(&args.dirs, &config.pins, true)?;
     let overrides = Overrides {
@@ -71,7 +80,7 @@ fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, u
     if let Some(shard) = args.shard {
         cells.retain(|cell| shard.contains(cell.index));
     }
-    warn_short_samples(&cells, &loader);
+    check_sample_length(&cells, &loader)?;
     Ok((loader, cells, in_matrix))
 }
 
@@ -95,20 +104,33 @@ fn keep_matching(
 /// and two FFI calls each: about 1 µs per sample).
 const MIN_SAMPLE_NS: u64 = 1_000_000;
 
-/// One warning per rig whose planned samples are too short to time.
-fn warn_short_samples(cells: &[matrix::Cell], loader: &Loader) {
+/// Samples shorter than this cannot be taken as planned: their overhead alone is a tenth of them or more, and
+/// a billion samples of 1 ns would each still cost that microsecond, running the cell into its deadline.
+const MIN_FEASIBLE_SAMPLE_NS: u64 = 10_000;
+
+/// An error when an iterations-style rig's planned samples are too short to be taken at all; one warning per
+/// rig whose samples are too short to time well.
+fn check_sample_length(cells: &[matrix::Cell], loader: &Loader) -> Result<()> {
     let mut warned = std::collections::BTreeSet::new();
     for cell in cells {
         let iterations = loader.rig(&cell.rig).is_some_and(|(_, d)| d.style == benchhost_plugin_api::Style::Iterations);
+        let length = report::format::quantity(cell.plan.sample_ns as f64, "ns");
+        if iterations && cell.plan.sample_ns < MIN_FEASIBLE_SAMPLE_NS {
+            bail!(
+                "{}: samples of {length} (measurement / samples) cannot be taken: each carries about 1 µs of clock \
+                 and call overhead; give each sample at least 1 ms (fewer --samples or a longer --measurement)",
+                cell.rig
+            );
+        }
         if iterations && cell.plan.sample_ns < MIN_SAMPLE_NS && warned.insert(cell.rig.clone()) {
             eprintln!(
-                "warning: {}: samples of {} (measurement / samples) are too short to time well; each carries about \
-                 1 µs of clock and call overhead: give each sample at least 1 ms",
-                cell.rig,
-                report::format::quantity(cell.plan.sample_ns as f64, "ns")
+                "warning: {}: samples of {length} (measurement / samples) are too short to time well; each carries \
+                 about 1 µs of clock and call overhead: give each sample at least 1 ms",
+                cell.rig
             );
         }
     }
+    Ok(())
 }
 
 /// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load

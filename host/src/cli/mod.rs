@@ -253,6 +253,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => {
             let old = baseline::load(&args.old, &args.results)?;
             let new = baseline::load(&args.new, &args.results)?;
+            args.judging.same_machine(&old, &new)?;
             let run = provenance::current();
             // Read only for `auto`: a fixed threshold needs nothing of the results stream.
             let calibrations = match args.judging.threshold {
@@ -264,7 +265,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
                 return args.judging.record_and_gate(&verdicts, args.out.as_deref());
             }
-            args.judging.judge(&verdicts, args.out.as_deref())
+            // The table is what `compare` produces: `-q` leaves it (as it leaves `show`'s).
+            let refs: Vec<&benchhost_record::Record> = verdicts.iter().collect();
+            print(&format!("{}\n", crate::report::verdicts_table(&refs)))?;
+            args.judging.record_and_gate(&verdicts, args.out.as_deref())
         }
         Command::Calibrate(args) => calibrate_matrix(args),
         Command::Import(Import::Criterion { dir, out }) => import_criterion(&dir, &out),

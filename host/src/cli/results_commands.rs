@@ -77,7 +77,7 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
                 text if text.is_empty() => text,
                 text => format!("\n{text}"),
             };
-            export::markdown(&history.into_records(), args.threshold) + &section
+            report::markdown::markdown(&history.into_records(), args.threshold) + &section
         }
         Format::Html => {
             let (history, changes) = read_with_changes(&files, html::NEEDS, args)?;

@@ -36,6 +36,18 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if let Some(name) = &args.save_baseline {
         baseline::path(&args.out, name)?;
     }
+    if let Some(dir) = args.against.as_deref().filter(|d| !d.is_dir()) {
+        bail!(
+            "--against {}: no such directory (give the other build's plugin directory, e.g. ../main/target/release)",
+            dir.display()
+        );
+    }
+    if args.rounds == Some(1) && (args.interleave.is_some() || args.against.is_some()) {
+        bail!("--rounds 1: a paired comparison takes its interval over processes, and needs at least 2");
+    }
+    for (flag, path) in export_paths(&args) {
+        writable(path).with_context(|| format!("{flag} {}", path.display()))?;
+    }
     // Read before the run appends: the baseline and the previous records are what stood before it.
     let old = args.baseline.as_deref().map(|name| baseline::load(name, &args.out)).transpose()?;
     // One read of --out serves the previous records, the calibrations and the counts' sizes.
@@ -60,6 +72,11 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         false => arm_pairs(&cells, interleave, args.rounds)?,
     };
     let mut run_info = provenance::current();
+    if let Some(old) = &old {
+        args.judging
+            .baseline_on(old, &run_info.cpu)
+            .with_context(|| format!("--baseline {}", args.baseline.as_deref().unwrap_or("")))?;
+    }
     run_info.shard = args.matrix.shard.map(|s| s.to_string());
     let work_dir = WorkDir::new(run_info.id.as_deref().unwrap_or("run"))?;
     if let Some(id) = &args.run_id {
@@ -109,7 +126,16 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
     if !args.no_previous {
-        show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?;
+        match paired {
+            // A paired run's verdicts follow; an unpaired ratio against another run would only stand in their way.
+            true if !previous.newest.is_empty() => narrate(&format!(
+                "(each series' change against its previous record in {} is left out: unpaired, across runs; the \
+                 paired verdicts follow)\n",
+                args.out.display()
+            ))?,
+            true => {}
+            false => show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?,
+        }
     }
     let comparisons = Comparisons { pairs: &pairs, duels: &duels, against: args.against.as_deref(), rounds };
     let mut verdicts = paired_verdicts(&outcome, &comparisons, &threshold, &run_info);
@@ -119,7 +145,12 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
         code = ExitCode::from(1);
     }
-    export_records(&args, &records, &verdicts, args.judging.fixed_threshold())?;
+    // The Markdown export's "vs previous run" is the change the screen showed (none for a paired run).
+    let shown_previous = match paired || args.no_previous {
+        true => &[][..],
+        false => &previous.newest[..],
+    };
+    export_records(&args, &records, &verdicts, shown_previous, args.judging.fixed_threshold())?;
     if let Some(name) = &args.save_baseline {
         let path = baseline::path(&args.out, name)?;
         baseline::save(&path, &records)?;
@@ -179,10 +210,27 @@ fn show_change(
     run: &benchhost_record::RunInfo,
     out: &Path,
 ) -> Result<()> {
+    // A previous record of another machine is no base for a change: a change of machine is not the code's.
+    let ran: BTreeSet<_> = records.iter().map(benchhost_record::series).collect();
+    let (previous, elsewhere): (Vec<Record>, Vec<Record>) = previous
+        .iter()
+        .filter(|r| ran.contains(&benchhost_record::series(r)))
+        .cloned()
+        .partition(|r| r.run.cpu == run.cpu);
+    let other_cpus: BTreeSet<&str> = elsewhere.iter().map(|r| r.run.cpu.as_str()).collect();
+    if !other_cpus.is_empty() {
+        let cpus = other_cpus.into_iter().collect::<Vec<_>>().join(", ");
+        narrate(&format!(
+            "({} series' previous records in {} ran on another machine ({cpus}; this one: {}): not compared)\n",
+            elsewhere.len(),
+            out.display(),
+            run.cpu
+        ))?;
+    }
     if previous.is_empty() {
         return Ok(());
     }
-    let changes: Vec<Record> = compare::compare(previous, records, threshold, run)
+    let changes: Vec<Record> = compare::compare(&previous, records, threshold, run)
         .into_iter()
         .filter(|v| {
             let decision = v.verdict.as_ref().map(|v| v.decision);
@@ -201,17 +249,33 @@ fn show_change(
 }
 
 /// `--export-json`, `--export-csv`, `--export-markdown`, `--export-html`: this run's records, as hyperfine's
-/// exports.
-fn export_records(args: &RunArgs, records: &[Record], verdicts: &[Record], threshold: f64) -> Result<()> {
-    // The reports also list the run's comparisons between arms; the data exports hold its records only.
+/// exports; the Markdown report also holds `previous` (each series' record before this run, for its "vs
+/// previous run").
+fn export_records(
+    args: &RunArgs,
+    records: &[Record],
+    verdicts: &[Record],
+    previous: &[Record],
+    threshold: f64,
+) -> Result<()> {
+    // The reports also list the run's verdicts; the data exports hold its records only.
     let with_verdicts: Vec<Record> = match args.export_markdown.is_some() || args.export_html.is_some() {
         true => records.iter().chain(verdicts).cloned().collect(),
         false => Vec::new(),
     };
+    let markdown = match args.export_markdown.is_some() {
+        true => {
+            let ran: BTreeSet<_> = records.iter().map(benchhost_record::series).collect();
+            let before = previous.iter().filter(|r| ran.contains(&benchhost_record::series(r)));
+            let all: Vec<Record> = before.chain(&with_verdicts).cloned().collect();
+            crate::report::markdown::markdown(&all, threshold)
+        }
+        false => String::new(),
+    };
     let exports = [
         (&args.export_json, export::json(records)),
         (&args.export_csv, export::csv(records)),
-        (&args.export_markdown, export::markdown(&with_verdicts, threshold)),
+        (&args.export_markdown, markdown),
         (&args.export_html, html::page(&History::of(&with_verdicts, html::NEEDS), &[])),
     ];
     for (path, text) in exports {
@@ -219,6 +283,36 @@ fn export_records(args: &RunArgs, records: &[Record], verdicts: &[Record], thres
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             narrate(&format!("exported to {}\n", path.display()))?;
         }
+    }
+    Ok(())
+}
+
+/// Each `--export-*` flag given, with its path.
+fn export_paths(args: &RunArgs) -> Vec<(&'static str, &Path)> {
+    [
+        ("--export-json", &args.export_json),
+        ("--export-csv", &args.export_csv),
+        ("--export-markdown", &args.export_markdown),
+        ("--export-html", &args.export_html),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect()
+}
+
+/// Whether a file can be written at `path`, found before the run by opening it for writing (without
+/// truncating it; a file made here is removed again).
+fn writable(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        bail!("is a directory: give a file name");
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!("its directory does not exist"),
+        _ => anyhow::Error::new(e).context("cannot be written"),
+    })?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
     }
     Ok(())
 }
@@ -246,22 +340,58 @@ fn warn_doubtful(records: &[Record]) {
 /// One warning per record whose sampling ran out of budget before its CI95 target: the record says
 /// `cell.stop = budget`, and the screen must say it too.
 fn warn_missed_targets(records: &[Record]) {
-    for record in records {
-        let Some(cell) = record.cell.as_ref().filter(|c| c.stop == Some(benchhost_record::Stop::Budget)) else {
-            continue;
+    records.iter().filter_map(missed_target).for_each(|line| eprintln!("{line}"));
+}
+
+/// The warning of a record whose sampling ran out of budget before its CI95 target (`None` for any other):
+/// the interval it reached, or that it has none (a single sample has no interval).
+fn missed_target(record: &Record) -> Option<String> {
+    let cell = record.cell.as_ref().filter(|c| c.stop == Some(benchhost_record::Stop::Budget))?;
+    let widths: Vec<f64> =
+        record.metrics.values().filter_map(|m| m.ci95.map(|[lo, hi]| (hi - lo) / 2.0 / m.value.abs())).collect();
+    let samples = match cell.samples {
+        1 => "1 sample".to_string(),
+        n => format!("{n} samples"),
+    };
+    let reached = match widths.iter().copied().reduce(f64::max) {
+        Some(widest) if cell.samples > 1 => format!("±{:.1}% after {samples}", widest * 100.0),
+        _ => format!("no interval after {samples}"),
+    };
+    let variant: Vec<String> =
+        record.variant.iter().map(|(k, v)| format!("{k}={}", crate::report::format::plain(v))).collect();
+    Some(format!(
+        "warning: {} {}: CI95 target ±{}% not reached within the budget ({reached})",
+        record.bench,
+        variant.join(" "),
+        (cell.target_ci.unwrap_or(0.0) * 1e5).round() / 1e3,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missed_target_names_the_variant_as_tables_do_and_a_single_sample_has_no_interval() {
+        // regression: one sample read `±0.0% after 1 samples`, and the variant printed as JSON.
+        let mut record = Record::point_for_tests(1, 10, 100.0);
+        record.metrics.get_mut("t").unwrap().ci95 = Some([100.0, 100.0]);
+        let cell = benchhost_record::CellInfo {
+            samples: 1,
+            stop: Some(benchhost_record::Stop::Budget),
+            target_ci: Some(0.01),
+            ..benchhost_record::CellInfo::default()
         };
-        let reached = record
-            .metrics
-            .values()
-            .filter_map(|m| m.ci95.map(|[lo, hi]| (hi - lo) / 2.0 / m.value.abs()))
-            .fold(0.0, f64::max);
-        eprintln!(
-            "warning: {} {}: CI95 target ±{}% not reached within the budget (±{:.1}% after {} samples)",
-            record.bench,
-            serde_json::to_string(&record.variant).unwrap_or_default(),
-            (cell.target_ci.unwrap_or(0.0) * 1e5).round() / 1e3,
-            reached * 100.0,
-            cell.samples
+        record.cell = Some(cell);
+        let line = missed_target(&record).unwrap();
+        assert_eq!(
+            line,
+            "warning: wal rows=10: CI95 target ±1% not reached within the budget (no interval after 1 sample)"
         );
+        record.cell.as_mut().unwrap().samples = 7;
+        record.metrics.get_mut("t").unwrap().ci95 = Some([98.0, 102.0]);
+        assert!(missed_target(&record).unwrap().ends_with("(±2.0% after 7 samples)"));
+        record.cell.as_mut().unwrap().stop = Some(benchhost_record::Stop::Target);
+        assert_eq!(missed_target(&record), None);
     }
 }

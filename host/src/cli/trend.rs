@@ -35,7 +35,8 @@ pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
         benchhost_record::scan::threads(),
     );
     if found.is_empty() {
-        bail!("no series matched{}", filter.map(|f| format!(" `{f}`")).unwrap_or_default());
+        let metric = args.metric.as_ref().map(|m| format!(" with metric `{m}`")).unwrap_or_default();
+        bail!("no series{metric} matched{}", filter.map(|f| format!(" `{f}`")).unwrap_or_default());
     }
     let gated: Vec<&SeriesChanges> = found.iter().filter(|f| args.fail_on.is_some() && f.gates(args.within)).collect();
     let text = if args.json {
@@ -117,10 +118,20 @@ fn table(found: &[SeriesChanges], within: usize) -> String {
         found.len(),
         change_points::SETTLED_AFTER
     );
-    for line in &short {
-        out += &format!("  no change points for {line}\n");
-    }
+    out += &too_short(&short, crate::run::output::verbose());
     out
+}
+
+/// The series too short to look for change points in: one line that counts them, or with `-v` a line each.
+fn too_short(short: &[String], each: bool) -> String {
+    match (short.len(), each) {
+        (0, _) => String::new(),
+        (_, true) => short.iter().map(|line| format!("  no change points for {line}\n")).collect(),
+        (n, false) => format!(
+            "{n} series too short to look for change points in (fewer than {} usable nights each; -v lists them)\n",
+            2 * change_points::MIN_SIDE
+        ),
+    }
 }
 
 fn as_json(found: &[SeriesChanges]) -> Value {
@@ -178,5 +189,18 @@ mod tests {
         assert_eq!(err, "missing.jsonl: no such results file");
         let err = files_and_filter(&[path, "(".into()], false).unwrap_err().to_string();
         assert!(err.starts_with("FILTER `(` is not a regular expression"), "{err}");
+    }
+
+    #[test]
+    fn series_too_short_for_change_points_are_counted_in_one_line() {
+        // regression: `trend results/*.jsonl` printed 525 lines of "1 usable night, fewer than the 10 ...".
+        let short: Vec<String> = (0..525).map(|i| format!("wal rows={i} (t, host / cpu): 1 usable night")).collect();
+        let text = too_short(&short, false);
+        assert_eq!(
+            text,
+            "525 series too short to look for change points in (fewer than 10 usable nights each; -v lists them)\n"
+        );
+        assert_eq!(too_short(&short, true).lines().count(), 525, "-v lists each");
+        assert_eq!(too_short(&[], false), "");
     }
 }

@@ -160,6 +160,10 @@ impl Config {
             };
             // toml's message is several lines with a source excerpt; the first line says it all.
             let message = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+            let message = match e.span() {
+                Some(span) => explained(message, &text, span),
+                None => message,
+            };
             ConfigError { location, message }
         })?;
         let rigs = file
@@ -191,6 +195,29 @@ impl Config {
     }
 }
 
+/// toml's message, said of what the user wrote where it does not: an integer too large for TOML's 64 bits
+/// reads "expected any valid TOML value", and a duration written as a number "expected a string".
+fn explained(message: String, text: &str, span: std::ops::Range<usize>) -> String {
+    let at = text.get(span.clone()).unwrap_or("").trim();
+    let digits = at.trim_start_matches(['+', '-']).replace('_', "");
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && at.replace('_', "").parse::<i64>().is_err() {
+        return format!("`{at}` is too large for a TOML integer (at most {})", i64::MAX);
+    }
+    if !message.ends_with("expected a string") {
+        return message;
+    }
+    let line_start = text[..span.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let key = text[line_start..span.start.min(text.len())].split('=').next().unwrap_or("").trim();
+    let example = match key {
+        "warmup" | "measurement" | "deadline" | "budget" => format!("\"{at}s\""),
+        "target_ci" => "\"1%\"".into(),
+        "memory_limit" => "\"512MiB\"".into(),
+        "sampling" => "\"flat\"".into(),
+        _ => return message,
+    };
+    format!("{message}: `{key}` is written with its unit, as a string, e.g. {key} = {example}")
+}
+
 fn location(path: &Path, text: &str, offset: usize) -> String {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -209,6 +236,12 @@ pub fn parse_fraction(text: &str) -> Result<f64, String> {
         Ok(v) if v > 0.0 && v * scale < 1.0 => Ok(v * scale),
         _ => Err(format!("`{text}` is not a precision between 0 and 100% (try \"1%\")")),
     }
+}
+
+/// `--threshold`: a fraction as [`parse_fraction`] reads it, refused in words about thresholds.
+pub fn parse_threshold_fraction(text: &str) -> Result<f64, String> {
+    parse_fraction(text)
+        .map_err(|_| format!("`{}` is not a threshold: give a change between 0 and 100%, e.g. \"3%\"", text.trim()))
 }
 
 /// Parses `"512MiB"`, `"2GiB"`, `"64KiB"`, `"1GB"`, `"1000000"` (bytes).
@@ -307,6 +340,23 @@ mod tests {
     fn syntax_errors_point_at_line_and_column() {
         let err = Config::parse(Path::new("rigs.toml"), "[rig.wal]\nparams = { rows = }\n".into()).unwrap_err();
         assert!(err.location.starts_with("rigs.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn a_number_where_a_duration_goes_and_an_integer_past_64_bits_are_said_in_their_own_words() {
+        // regression: "expected a string" with no hint, and "expected any valid TOML value".
+        let err = Config::parse(Path::new("rigs.toml"), "[defaults]\nmeasurement = 5\n".into()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rigs.toml:2:15: invalid type: integer `5`, expected a string: `measurement` is written with its unit, \
+             as a string, e.g. measurement = \"5s\""
+        );
+        let text = "[rig.wal]\nparams = { rows = 99999999999999999999 }\n";
+        let err = Config::parse(Path::new("rigs.toml"), text.into()).unwrap_err();
+        assert_eq!(
+            err.message, "`99999999999999999999` is too large for a TOML integer (at most 9223372036854775807)",
+            "{err}"
+        );
     }
 
     #[test]

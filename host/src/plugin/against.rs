@@ -24,6 +24,9 @@ pub fn against_loader(dir: &Path, loader: Loader, cells: &[Cell], ours: &Loader)
     for rejected in &loader.rejected {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
+    if loader.plugins.is_empty() {
+        bail!("--against {}: no plugin there (libNAME.so); build the other tree's plugins into it", dir.display());
+    }
     if let Some(cell) = cells.iter().find(|c| loader.rig(&c.rig).is_none()) {
         bail!(
             "--against {}: no plugin there provides rig `{}` (build the other tree's plugins into it)",

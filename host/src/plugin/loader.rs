@@ -173,19 +173,19 @@ impl Catalog for Loader {
 /// Shared libraries in `dir`, skipping cargo's hashed dependency artifacts (`libfoo-0123456789abcdef.so`).
 fn candidates(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let stem = name
-                .strip_prefix(std::env::consts::DLL_PREFIX)
-                .and_then(|n| n.strip_suffix(std::env::consts::DLL_SUFFIX));
-            stem.is_some_and(|stem| !is_hashed(stem))
-        })
-        .collect();
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file() && named_as_plugin(p)).collect();
     files.sort();
     files
+}
+
+/// Whether discovery looks at `path`: `libNAME.so`, as cargo names a cdylib, but not a hashed copy of one
+/// (`deps/libNAME-0123456789abcdef.so`).
+pub fn named_as_plugin(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem =
+        name.strip_prefix(std::env::consts::DLL_PREFIX).and_then(|n| n.strip_suffix(std::env::consts::DLL_SUFFIX));
+    stem.is_some_and(|stem| !is_hashed(stem))
 }
 
 /// SHA-256 of a file, lowercase hex.

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::report::format::plain;
-use crate::report::html_text::esc;
 use benchhost_record::Record;
 
 type Variant = BTreeMap<String, Value>;
@@ -83,35 +82,6 @@ pub fn verdict_labels(verdicts: &[&Record]) -> BTreeMap<usize, Label> {
     found
 }
 
-/// One row of a rig's comparisons: what it held and compared, the metric, the ratio with its CI95, the decision.
-struct Row {
-    label: Label,
-    metric: String,
-    ratio: String,
-    detectable: String,
-    decision: &'static str,
-}
-
-/// The rows of the verdicts in `verdicts` that compare arms, grouped by what they held equal.
-fn rows(verdicts: &[&Record]) -> Vec<Row> {
-    let labels = verdict_labels(verdicts);
-    let mut rows: Vec<Row> = labels
-        .into_iter()
-        .filter_map(|(i, label)| {
-            let v = verdicts[i].verdict.as_ref()?;
-            let ratio = match (v.ratio, v.ci95) {
-                (Some(r), Some([lo, hi])) => format!("x{r:.4} [{lo:.4}, {hi:.4}]"),
-                _ => "-".into(),
-            };
-            let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
-            let metric = v.metric.clone().unwrap_or_default();
-            Some(Row { label, metric, ratio, detectable, decision: v.decision.name() })
-        })
-        .collect();
-    rows.sort_by(|a, b| (&a.label, &a.metric).cmp(&(&b.label, &b.metric)));
-    rows
-}
-
 /// Functions shown in a verdict's line of where its count changed.
 const WHERE_SHOWN: usize = 3;
 
@@ -142,72 +112,6 @@ pub fn where_lines(verdicts: &[&Record]) -> Vec<(String, String)> {
             Some((format!("{} {}", r.bench, variant.join(" ")).trim().to_string(), line))
         })
         .collect()
-}
-
-/// A rig's comparisons as a Markdown table (empty when `verdicts` holds none), then where counts changed.
-pub fn markdown(verdicts: &[&Record]) -> String {
-    let rows = rows(verdicts);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let cell = |text: &str| text.replace('|', "\\|");
-    let mut out = String::from(
-        "\nComparisons between arms:\n\n| Held equal | Compared | Metric | Ratio [CI95] | Detectable | Decision |\n",
-    );
-    out.push_str("|---|---|---|---|---|---|\n");
-    for row in rows {
-        let held = if row.label.held.is_empty() { "-".to_string() } else { row.label.held.clone() };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            cell(&held),
-            cell(&row.label.asked),
-            cell(&row.metric),
-            row.ratio,
-            row.detectable,
-            row.decision
-        ));
-    }
-    let places = where_lines(verdicts);
-    if !places.is_empty() {
-        out.push_str("\nWhere the instructions changed:\n\n");
-        for (series, line) in places {
-            out.push_str(&format!("- {}: {}\n", cell(&series), cell(&line)));
-        }
-    }
-    out
-}
-
-/// A rig's comparisons as an HTML table (empty when `verdicts` holds none).
-pub fn html(verdicts: &[&Record]) -> String {
-    let rows = rows(verdicts);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "<table class=\"comparisons\"><caption>Comparisons between arms</caption><tr><th>held equal</th>\
-         <th>compared</th><th>metric</th><th>ratio [CI95]</th><th>detectable</th><th>decision</th></tr>\n",
-    );
-    for row in rows {
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(&row.label.held),
-            esc(&row.label.asked),
-            esc(&row.metric),
-            row.ratio,
-            row.detectable,
-            row.decision
-        ));
-    }
-    out.push_str("</table>\n");
-    let places = where_lines(verdicts);
-    if !places.is_empty() {
-        out.push_str("<p>Where the instructions changed:</p><ul class=\"functions\">\n");
-        for (series, line) in places {
-            out.push_str(&format!("<li>{}: {}</li>\n", esc(&series), esc(&line)));
-        }
-        out.push_str("</ul>\n");
-    }
-    out
 }
 
 #[cfg(test)]
@@ -261,13 +165,12 @@ mod tests {
         record.verdict = Some(verdict);
         let line = "+97.0 instr/iter in rig::injected (workloads.rs:140), +1.0 in rig::noise (workloads.rs); 98% of the change";
         assert_eq!(where_changed(record.verdict.as_ref().unwrap()).as_deref(), Some(line));
-        assert!(
-            markdown(&[&record])
-                .ends_with(&format!("Where the instructions changed:\n\n- harness replica=1: {line}\n"))
-        );
-        assert!(html(&[&record]).contains(&format!("<li>harness replica=1: {line}</li>")));
+        let groups = crate::report::verdicts::groups(&[&record]);
+        assert!(crate::report::verdicts::markdown(&groups).ends_with(&format!("- where harness replica=1: {line}\n")));
+        assert!(crate::report::verdicts::html(&groups).contains(&format!("<p>Where harness replica=1: {line}</p>")));
         assert!(crate::report::verdicts_table(&[&record]).ends_with(&format!("where: harness replica=1: {line}")));
         record.verdict.as_mut().unwrap().functions.clear();
-        assert!(!markdown(&[&record]).contains("Where"), "nothing to say without functions");
+        let groups = crate::report::verdicts::groups(&[&record]);
+        assert!(!crate::report::verdicts::markdown(&groups).contains("where"), "nothing to say without functions");
     }
 }

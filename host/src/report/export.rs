@@ -1,4 +1,4 @@
-//! Reports and exports of result streams (`benchhost report`): Markdown in the style of seed 000's table,
+//! Reports and exports of result streams (`benchhost report`) beside the Markdown and HTML reports:
 //! CSV, JSON, github-action-benchmark's custom JSON (one file per direction, as that tool has one direction
 //! per file) and Bencher Metric Format. Formats only; reads nothing, measures nothing.
 
@@ -7,11 +7,9 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::analysis::{compare, decision};
-use crate::report::comparison;
+use crate::analysis::compare;
 use crate::report::format::plain;
-use benchhost_record::SeriesKey;
-use benchhost_record::{Kind, MetricValue, Record};
+use benchhost_record::{Kind, Record};
 
 /// A stable series name: `bench/key=value/...` over every variant key, sorted; never a computed value.
 pub fn series_name(record: &Record) -> String {
@@ -22,78 +20,28 @@ pub fn series_name(record: &Record) -> String {
     name
 }
 
-/// Measurement and failure records per series, oldest first: the newest decides what a report says.
-fn history(records: &[Record]) -> BTreeMap<SeriesKey, Vec<&Record>> {
-    let mut series: BTreeMap<SeriesKey, Vec<&Record>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
-        series.entry(benchhost_record::series(record)).or_default().push(record);
-    }
-    for runs in series.values_mut() {
-        runs.sort_by_key(|r| r.run.ts_ms);
-    }
-    series
-}
-
 /// The series whose newest record is a failure, by name: what a format that holds numbers only (gab, BMF)
 /// leaves out, and the report command warns about.
 pub fn failed_series(records: &[Record]) -> Vec<String> {
     compare::latest(records).values().filter(|r| r.kind == Kind::Failure).map(|r| series_name(r)).collect()
 }
 
-/// Markdown: per rig, the parameters all its series share, then `Benchmark | Estimate | vs previous run`,
-/// one row per series and metric of the newest run (named by the parameters that differ), the change
-/// against the series' previous run with the decision at `threshold`. A series whose newest run failed
-/// gets one row that says so, never an older number. Then the rig's comparisons between arms, if any.
-pub fn markdown(records: &[Record], threshold: f64) -> String {
-    let mut by_bench: BTreeMap<&str, Vec<Vec<&Record>>> = BTreeMap::new();
-    for runs in history(records).into_values() {
-        by_bench.entry(runs[0].bench.as_str()).or_default().push(runs);
+/// Each record's variant as tables show it: of each rig, only the keys whose values differ between its rows
+/// (all of them for a rig with a single row).
+pub(crate) fn shown_variants(records: &[&Record]) -> Vec<String> {
+    let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, record) in records.iter().enumerate() {
+        by_bench.entry(&record.bench).or_default().push(i);
     }
-    let mut out = String::new();
-    for (bench, series) in by_bench {
-        let variants: Vec<_> = series.iter().map(|runs| &runs[runs.len() - 1].variant).collect();
+    let mut shown = vec![String::new(); records.len()];
+    for rows in by_bench.values() {
+        let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
         let (fixed, names) = short_names(&variants);
-        let _ = writeln!(out, "## {}\n", cell_text(bench));
-        if !fixed.is_empty() {
-            let _ = writeln!(out, "Fixed: {}\n", cell_text(&fixed));
+        for (&i, name) in rows.iter().zip(names) {
+            shown[i] = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
         }
-        out.push_str("| Benchmark | Estimate | vs previous run |\n|---|---|---|\n");
-        let doubtful: Vec<String> = series
-            .iter()
-            .zip(&names)
-            .filter_map(|(runs, name)| {
-                let doubts = runs[runs.len() - 1].cell.as_ref()?.conditions.as_ref()?.doubts();
-                (!doubts.is_empty())
-                    .then(|| format!("{}: {}", if name.is_empty() { bench } else { name }, doubts.join("; ")))
-            })
-            .collect();
-        for (runs, name) in series.iter().zip(names.iter().cloned()) {
-            let latest = runs[runs.len() - 1];
-            let previous = runs.len().checked_sub(2).map(|i| runs[i]);
-            let name = if name.is_empty() { bench.to_string() } else { format!("{bench}/{name}") };
-            if latest.kind == Kind::Failure {
-                let change = if previous.is_some() { "newest run failed" } else { "first run failed" };
-                let _ = writeln!(out, "| {} | {} | {change} |", cell_text(&name), cell_text(&failure_text(latest)));
-                continue;
-            }
-            for (metric_name, m, uncorrected) in crate::report::format::metrics_shown(latest) {
-                let change = match previous {
-                    Some(p) if p.kind == Kind::Failure => "previous run failed".into(),
-                    Some(p) => p.metrics.get(metric_name).map_or("new metric".into(), |b| vs_previous(b, m, threshold)),
-                    None => "first run".into(),
-                };
-                let estimate = crate::report::format::metric_beside(m, uncorrected);
-                let _ = writeln!(out, "| {}/{metric_name} | {estimate} | {change} |", cell_text(&name));
-            }
-        }
-        if !doubtful.is_empty() {
-            let _ = writeln!(out, "\nDoubtful conditions: {}", cell_text(&doubtful.join("; ")));
-        }
-        let verdicts: Vec<&Record> = records.iter().filter(|r| r.kind == Kind::Verdict && r.bench == bench).collect();
-        out.push_str(&comparison::markdown(&verdicts));
-        out.push('\n');
     }
-    out
+    shown
 }
 
 /// Of a rig's variants: the `key=value` pairs all share (joined by spaces), and for each variant the pairs
@@ -124,20 +72,6 @@ pub fn short_names(variants: &[&BTreeMap<String, Value>]) -> (String, Vec<String
 pub fn failure_text(record: &Record) -> String {
     let f = record.failure.as_ref();
     format!("FAILED ({}): {}", f.map_or("unknown", |f| f.cause.as_str()), f.map_or("", |f| f.message.as_str()))
-}
-
-/// Text safe inside a Markdown table cell: a `|` would end the cell, a line break the row.
-fn cell_text(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\r', '\n'], " ")
-}
-
-fn vs_previous(before: &MetricValue, after: &MetricValue, threshold: f64) -> String {
-    let (ratio, ci) = compare::ratio_ci(before, after);
-    if let Some(why) = compare::undefined_ratio(before, after, ratio, ci) {
-        return format!("undefined ({why})");
-    }
-    let decision = decision::decide(ci, after.higher_is_better, threshold);
-    format!("{:+.1}% ({})", (ratio - 1.0) * 100.0, decision.name())
 }
 
 /// CSV (RFC 4180, through the csv crate): one row per measurement record and metric, and one per failure

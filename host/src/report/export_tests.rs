@@ -28,27 +28,6 @@ fn series_names_are_stable_and_hold_every_variant_key() {
 }
 
 #[test]
-fn markdown_shows_the_newest_run_against_the_previous_one_and_a_newest_failure_as_such() {
-    let md = markdown(&stream(), 0.03);
-    // regression: the split series' newest run failed, and the report showed its older good number as "first run".
-    let expected = "## kafka_topology\n\nFixed: threads=4\n\n| Benchmark | Estimate | vs previous run |\n|---|---|---|\n\
-| kafka_topology/mode=perthread/p99_gap_us | 12.50 µs | +0.0% (no_change) |\n\
-| kafka_topology/mode=perthread/records_per_s | 80000 records/s ±1.2% | -20.0% (regressed) |\n\
-| kafka_topology/mode=split | FAILED (panic): x | newest run failed |\n\n";
-    assert_eq!(md, expected);
-}
-
-#[test]
-fn markdown_cells_cannot_break_the_table() {
-    let mut records = stream();
-    records.truncate(1);
-    records[0].variant.insert("codec".into(), serde_json::json!("a|b"));
-    let md = markdown(&records, 0.03);
-    assert!(md.contains("Fixed: codec=a\\|b mode=perthread threads=4"), "{md}");
-    assert!(md.lines().filter(|l| l.starts_with("| kafka")).all(|l| l.matches(" | ").count() == 2), "{md}");
-}
-
-#[test]
 fn csv_has_one_row_per_measurement_and_metric_and_one_per_failure() {
     let text = csv(&stream());
     let lines: Vec<&str> = text.lines().collect();
@@ -91,22 +70,4 @@ fn json_written_one_record_at_a_time_is_the_array() {
     let records = stream();
     let elements: Vec<String> = records.iter().map(json_element).collect();
     assert_eq!(format!("[\n{}\n]", elements.join(",\n")), json(&records));
-}
-
-#[test]
-fn an_uncorrected_latency_stands_beside_its_corrected_twin_never_on_a_line_of_its_own() {
-    let us = |value: f64| MetricValue { value, unit: "us".into(), higher_is_better: false, ci95: None, n: None };
-    let mut record = Record::point_for_tests(1, 10, 5.0);
-    record.metrics = [
-        ("p99_append_us".to_string(), us(7334.2)),
-        ("p99_append_us_uncorrected".to_string(), us(1357.3)),
-        ("lonely_us_uncorrected".to_string(), us(3.0)),
-    ]
-    .into();
-    let md = markdown(std::slice::from_ref(&record), 0.03);
-    assert!(md.contains("| wal/p99_append_us | 7.334 ms (uncorrected 1.357 ms) | first run |"), "{md}");
-    assert!(!md.contains("wal/p99_append_us_uncorrected"), "{md}");
-    assert!(md.contains("| wal/lonely_us_uncorrected | 3.000 µs | first run |"), "without its twin: {md}");
-    let shown = crate::report::result(&record);
-    assert!(shown.contains("p99_append_us 7.334 ms (uncorrected 1.357 ms)") && shown.lines().count() == 2, "{shown}");
 }

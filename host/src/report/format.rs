@@ -27,18 +27,52 @@ pub fn quantity(value: f64, unit: &str) -> String {
         "us" => time(value * 1e3),
         "ms" => time(value * 1e6),
         "s" => time(value * 1e9),
+        // A count reads as one: `24 files`, not `24.00 files`; a mean of counts keeps its fraction (`1.1 files`).
+        _ if COUNTS.contains(&unit) && value.fract() == 0.0 && value.abs() < 1e15 => {
+            format!("{} {unit}", grouped(&format!("{value:.0}")))
+        }
+        _ if COUNTS.contains(&unit) => format!("{} {unit}", trimmed(sig(value))),
         _ => format!("{} {unit}", sig(value)),
     }
 }
 
-/// Four significant digits, no exponent, no trailing zeros after an integer part of four digits or more.
+/// Units of things counted, whose whole values print without decimals.
+const COUNTS: [&str; 6] = ["bytes", "records", "rows", "files", "allocs", "instructions"];
+
+/// Four significant digits, no exponent, no trailing zeros after an integer part of four digits or more, and
+/// thousands separated from five digits on (`1,813,459,900`).
 fn sig(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return x.to_string();
     }
     let digits = x.abs().log10().floor() as i32 + 1;
     let decimals = (4 - digits).max(0) as usize;
-    format!("{x:.decimals$}")
+    grouped(&format!("{x:.decimals$}"))
+}
+
+/// `1813459900` as `1,813,459,900`; four digits or fewer, a fraction or a sign stay as they are.
+fn grouped(text: &str) -> String {
+    let (sign, rest) = text.split_at(usize::from(text.starts_with('-')));
+    let (whole, fraction) = rest.split_at(rest.find('.').unwrap_or(rest.len()));
+    if whole.len() <= 4 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    format!("{sign}{out}{fraction}")
+}
+
+/// A decimal without its trailing zeros: `1.100` as `1.1`.
+fn trimmed(text: String) -> String {
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
 }
 
 /// A JSON scalar without quotes.
@@ -84,8 +118,21 @@ mod tests {
         assert_eq!(quantity(375_500.0, "ns"), "375.5 µs");
         assert_eq!(quantity(12.25, "ns"), "12.25 ns");
         assert_eq!(quantity(2_500_000_000.0, "ns"), "2.500 s");
-        assert_eq!(quantity(390_007.3, "records/s"), "390007 records/s");
+        assert_eq!(quantity(390_007.3, "records/s"), "390,007 records/s");
         assert_eq!(quantity(0.5, "ratio"), "0.5000 ratio");
+    }
+
+    #[test]
+    fn counts_read_as_whole_numbers_and_large_numbers_have_separators() {
+        // regression: `1.000 allocs`, `24.00 files` and `1813459900 rows/s`.
+        assert_eq!(quantity(1.0, "allocs"), "1 allocs");
+        assert_eq!(quantity(24.0, "files"), "24 files");
+        assert_eq!(quantity(1.1, "files"), "1.1 files", "a mean of counts keeps its fraction");
+        assert_eq!(quantity(1_813_459_900.0, "rows/s"), "1,813,459,900 rows/s");
+        assert_eq!(quantity(1_048_576.0, "bytes"), "1,048,576 bytes");
+        assert_eq!(quantity(-12_345.0, "records"), "-12,345 records");
+        assert_eq!(quantity(1234.4, "MB/s"), "1234 MB/s", "four digits stay together");
+        assert_eq!(quantity(12_345_678.0, "ns"), "12.35 ms");
     }
 
     #[test]

@@ -33,7 +33,11 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
     let groups: Vec<&Group> = groups.into_iter().map(|(_, g)| g).collect();
     let verdicts: Vec<&Record> = verdicts.into_iter().map(|(_, g)| g.latest()).collect();
     // A series whose newest run failed is listed at the top instead of charted with an older number.
-    let mut body = failures(&groups) + &crate::report::trend::html_newest(changes);
+    // What a reviewer reads first: the verdicts, grouped by what they compare against.
+    let verdict_groups = crate::report::verdicts::groups(&verdicts);
+    let mut body = crate::report::verdicts::html(&verdict_groups)
+        + &failures(&groups)
+        + &crate::report::trend::html_newest(changes);
     let marks = crate::report::trend::marks(changes);
     let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
     // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not drawn.
@@ -63,8 +67,6 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
         } else {
             body.push_str(&crate::report::html_series::newest_table(&series, &labels, &metrics));
         }
-        let of_bench: Vec<&Record> = verdicts.iter().copied().filter(|v| v.bench == bench).collect();
-        body.push_str(&crate::report::comparison::html(&of_bench));
         for (group, label) in series.iter().zip(&labels).filter(|(g, _)| g.count > 1) {
             if !any_history {
                 body.push_str(HISTORY_LEGEND);
@@ -283,7 +285,7 @@ mod tests {
             .collect();
         let html = page(&counted);
         assert_eq!(html.matches("<svg").count(), 2, "the rig's metric and the count");
-        assert!(html.contains("1207620 instructions"), "the bars are labelled in the count's unit");
+        assert!(html.contains("1,207,620 instructions"), "the bars are labelled in the count's unit");
 
         // Open loop: each percentile's uncorrected twin pale beside it, never a chart of its own, and one plot of
         // both by percentile, a solid and a dashed line per arm.

@@ -20,13 +20,15 @@ pub fn latest_table(history: &History) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["#", "bench", "variant", "newest", "records", "trend (last runs)"]);
-    let shown = crate::report::shown_variants(&latest);
+    let shown = crate::report::export::shown_variants(&latest);
     for (i, ((_, group), variant)) in groups.iter().zip(shown).enumerate() {
         let record = group.latest();
         let trend = match record.kind {
-            Kind::Measurement => {
-                record.metrics.keys().map(|m| group.trend.get(m).map_or(String::new(), |p| trend(p))).collect()
-            }
+            // One sparkline per metric line of the result: an uncorrected twin shares its metric's line.
+            Kind::Measurement => crate::report::format::metrics_shown(record)
+                .into_iter()
+                .map(|(m, _, _)| group.trend.get(m).map_or(String::new(), |p| trend(p)))
+                .collect(),
             Kind::Failure | Kind::Verdict => Vec::new(),
         };
         let cells = [
@@ -83,5 +85,21 @@ mod tests {
             history.push(History::arrival(r.clone()));
         }
         assert_eq!(latest_table(&history), crate::report::records_table(&records.iter().collect::<Vec<_>>()));
+    }
+
+    #[test]
+    fn an_uncorrected_twin_shares_its_metric_line_and_has_no_sparkline_of_its_own() {
+        // regression: wal_log's rate rows had 10 metric lines but 14 sparklines, so p999's line showed p90's change.
+        let mut history = History::new(Needs { trend: 8, ..Needs::newest(1) });
+        for (ts, value) in [(1, 100.0), (2, 150.0)] {
+            let mut record = Record::point_for_tests(ts, 10, value);
+            let mut twin = record.metrics["t"].clone();
+            twin.value = value * 2.0;
+            record.metrics.insert("t_uncorrected".into(), twin);
+            history.push(History::arrival(record));
+        }
+        let table = latest_table(&history);
+        assert_eq!(table.matches('%').count(), 1, "one sparkline, for `t` only: {table}");
+        assert!(table.contains("+50.0%"), "{table}");
     }
 }

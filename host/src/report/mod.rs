@@ -1,6 +1,7 @@
 //! Text for people: the tables after a run and of `benchhost show`, reports and exports. Formats only:
 //! reads nothing, measures nothing.
 
+pub(crate) mod blocks;
 pub(crate) mod comparison;
 pub(crate) mod export;
 pub(crate) mod format;
@@ -10,9 +11,10 @@ pub(crate) mod html_percentiles;
 pub(crate) mod html_series;
 pub(crate) mod html_text;
 pub(crate) mod latest;
+pub(crate) mod markdown;
+pub(crate) mod order;
 pub(crate) mod trend;
-
-use std::collections::BTreeMap;
+pub(crate) mod verdicts;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
@@ -25,29 +27,11 @@ pub fn records_table(records: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["#", "bench", "variant", "result"]);
-    let shown = shown_variants(records);
+    let shown = export::shown_variants(records);
     for (i, (record, variant)) in records.iter().zip(shown).enumerate() {
         table.add_row([(i + 1).to_string(), record.bench.clone(), variant, result(record)]);
     }
     table.to_string()
-}
-
-/// Each record's variant as tables show it: of each rig, only the keys whose values differ between its rows
-/// (all of them for a rig with a single row).
-pub(crate) fn shown_variants(records: &[&Record]) -> Vec<String> {
-    let mut by_bench: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, record) in records.iter().enumerate() {
-        by_bench.entry(&record.bench).or_default().push(i);
-    }
-    let mut shown = vec![String::new(); records.len()];
-    for rows in by_bench.values() {
-        let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
-        let (fixed, names) = crate::report::export::short_names(&variants);
-        for (&i, name) in rows.iter().zip(names) {
-            shown[i] = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
-        }
-    }
-    shown
 }
 
 pub(crate) fn result(record: &Record) -> String {
@@ -76,13 +60,7 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(["bench", "variant", "metric", "change [CI95]", "detectable", "decision"]);
-    // Of one series' several verdicts (one per metric), the variant is the same: tell series apart once.
-    let series: Vec<&Record> = {
-        let mut seen = std::collections::BTreeSet::new();
-        verdicts.iter().copied().filter(|r| seen.insert(benchhost_record::series(r))).collect()
-    };
-    let names: BTreeMap<_, _> =
-        series.iter().map(|r| benchhost_record::series(r)).zip(shown_variants(&series)).collect();
+    let names = verdicts::verdict_names(verdicts);
     let labels = comparison::verdict_labels(verdicts);
     let mut benches: Vec<&str> = Vec::new();
     for record in verdicts {
@@ -98,25 +76,37 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
     for i in order {
         let record = verdicts[i];
         let Some(v) = &record.verdict else { continue };
-        let variant = match labels.get(&i) {
-            Some(label) => label.to_string(),
-            None => names.get(&benchhost_record::series(record)).cloned().unwrap_or_default(),
-        };
-        let change = match (v.ratio, v.ci95) {
-            (Some(r), Some([lo, hi])) => {
-                format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
-            }
-            _ => "-".into(),
-        };
         let metric = v.metric.clone().unwrap_or_else(|| "-".into());
         let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
-        table.add_row([record.bench.clone(), variant, metric, change, detectable, v.decision.name().to_string()]);
+        let cells = [
+            record.bench.clone(),
+            names[i].clone(),
+            metric,
+            verdicts::change(v),
+            detectable,
+            verdicts::decision_text(v),
+        ];
+        table.add_row(cells);
     }
     let mut text = table.to_string();
     for (series, line) in comparison::where_lines(verdicts) {
         text.push_str(&format!("\nwhere: {series}: {line}"));
     }
     text
+}
+
+/// The verdicts of `verdicts` as the screen shows them after a run: per what they compare against (another
+/// build, arms, earlier runs), its heading, both builds' libraries, and its table.
+pub fn grouped_verdicts_tables(verdicts: &[&Record]) -> String {
+    let mut out = String::new();
+    for group in verdicts::groups(verdicts) {
+        out.push_str(&format!("{}\n", group.heading));
+        for line in &group.libraries {
+            out.push_str(&format!("  library {line}\n"));
+        }
+        out.push_str(&format!("{}\n", verdicts_table(&group.verdicts)));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -134,9 +124,9 @@ mod tests {
             Record::measurement_for_tests("wal", run, variant.into(), [("t".to_string(), m)].into())
         };
         let (a, b) = (record(10), record(20));
-        let shown = shown_variants(&[&a, &b]);
+        let shown = export::shown_variants(&[&a, &b]);
         assert_eq!(shown, ["rows=10", "rows=20"]);
-        assert_eq!(shown_variants(&[&a]), ["codec=zstd rows=10"], "a single row shows everything");
+        assert_eq!(export::shown_variants(&[&a]), ["codec=zstd rows=10"], "a single row shows everything");
         let verdicts = crate::analysis::compare::compare(
             &[a.clone(), b.clone()],
             &[a, b],

@@ -39,7 +39,7 @@ pub fn markdown(found: &[SeriesChanges]) -> String {
             let what = if f.regression(p) { "regression" } else { "improvement" };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} of {} | {} | {} | {:+.1}% | [{:.4}, {:.4}] | {:.1e} | {what}{} |",
+                "| {} | {} | {} of {} | {} | {} | {:+.1}% | [{:+.1}%, {:+.1}%] | {:.1e} | {what}{} |",
                 label(&f.key).replace('|', "\\|"),
                 f.key.metric,
                 p.index,
@@ -47,8 +47,8 @@ pub fn markdown(found: &[SeriesChanges]) -> String {
                 at.run.id.as_deref().unwrap_or("-"),
                 at.run.commit.as_deref().unwrap_or("-"),
                 100.0 * (p.ratio - 1.0),
-                p.ci95[0],
-                p.ci95[1],
+                100.0 * (p.ci95[0] - 1.0),
+                100.0 * (p.ci95[1] - 1.0),
                 p.p,
                 if p.provisional { " (provisional)" } else { "" }
             );

@@ -80,7 +80,8 @@ fn trend_finds_each_change_with_its_run_and_direction_and_gates_on_a_recent_regr
     sandbox.cmd().args(args).assert().success();
 
     let missing = sandbox.cmd().args(["trend", "nightly.jsonl", "--metric", "nosuch"]).assert().failure();
-    assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("no series matched"));
+    let stderr = String::from_utf8_lossy(&missing.get_output().stderr).into_owned();
+    assert_eq!(stderr.trim(), "error: no series with metric `nosuch` matched", "the metric is named");
 }
 
 #[test]
@@ -107,6 +108,8 @@ fn the_markdown_report_lists_the_change_points_after_the_newest_runs() {
         rows[1]
     );
     assert!(rows[1].contains("| +8.") || rows[1].contains("| +7."), "{}", rows[1]);
+    // The change and its CI95 in one unit: percent (regression: the CI read as a ratio, `[1.0846, 1.1150]`).
+    assert!(rows[1].contains("% | [+"), "{}", rows[1]);
 
     // A report of one run has no history to scan: no section.
     sandbox.write("one.jsonl", &line("wal", "h", 0, "roundtrip_time", false, 100.0));
