@@ -152,6 +152,13 @@ pub struct CellInfo {
     /// The CI target sampled for, as a fraction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ci: Option<f64>,
+    /// The time the samples took, ns (iterations style): their clock pairs' sum, to read beside `planned_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_ns: Option<u64>,
+    /// The time the plan gave the samples, ns (iterations style): its sample length times its samples. A
+    /// cell whose batches came out too small samples less than this, and its interval is wider for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_ns: Option<u64>,
     /// Interleaved rounds combined into this record (each a child process of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u32>,

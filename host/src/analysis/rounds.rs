@@ -43,6 +43,8 @@ pub fn combine(mut rounds: Vec<Record>) -> Record {
         cell.rounds = Some(total as u32);
         cell.samples = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.samples)).sum();
         cell.wall_ms = rounds.iter().filter_map(|r| r.cell.as_ref().map(|c| c.wall_ms)).sum();
+        cell.sampled_ns = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.sampled_ns)).sum();
+        cell.planned_ns = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.planned_ns)).sum();
         cell.peak_rss_kib = rounds.iter().filter_map(|r| r.cell.as_ref().and_then(|c| c.peak_rss_kib)).max();
         cell.page_faults = rounds.iter().map(|r| r.cell.as_ref().and_then(|c| c.page_faults)).sum();
         // The worst steal of any round: a record is as doubtful as its most-stolen round.

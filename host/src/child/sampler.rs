@@ -22,25 +22,26 @@ pub trait Measure {
 pub type Failed = (Phase, RigError);
 
 /// Warms up for `plan.warmup_ns` with doubling batches, picks the batch size `n` so a sample lasts about
-/// `plan.sample_ns`, then takes `plan.samples` samples of `n` iterations. Each message is emitted as soon as
-/// it exists, so a crash later salvages what came before.
+/// `plan.sample_ns` (from the warm-up as a whole: [`per_iteration`]), then takes `plan.samples` samples of `n`
+/// iterations. Each message is emitted as soon as it exists, so a crash later salvages what came before.
 pub fn iterations(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Message)) -> Result<(), Failed> {
     emit(Message::Phase { phase: Phase::Warmup });
     let warm = |e| (Phase::Warmup, e);
-    let (mut n, mut spent, mut done) = (1u64, 0u64, 0u64);
-    let per_iteration = loop {
+    let (mut n, mut spent, mut batches) = (1u64, 0u64, Vec::new());
+    loop {
         let ns = timed(rig, n).map_err(warm)?;
         spent = spent.saturating_add(ns);
-        done += n;
-        let per_iteration = ns.max(1) as f64 / n as f64;
+        batches.push((n, ns));
         if spent >= plan.warmup_ns {
-            break per_iteration;
+            break;
         }
         // Double, but never overshoot the remaining warm-up by more than one batch's worth.
-        let remaining = (plan.warmup_ns - spent) as f64 / per_iteration;
+        let remaining = (plan.warmup_ns - spent) as f64 / (ns.max(1) as f64 / n as f64);
         n = (n.saturating_mul(2)).min(remaining.ceil().max(1.0) as u64);
-    };
+    }
+    let done = batches.iter().map(|&(n, _)| n).sum();
     emit(Message::Warmup { iterations: done, ns: spent, counters: None });
+    let per_iteration = per_iteration(&batches);
 
     emit(Message::Phase { phase: Phase::Measure });
     // Flat: every sample runs `batch` iterations. Linear: sample i runs i·d, with d chosen so the planned
@@ -70,6 +71,26 @@ pub fn iterations(rig: &mut dyn Measure, plan: &Plan, emit: &mut dyn FnMut(Messa
     };
     emit(Message::Stopped { reason });
     Ok(())
+}
+
+/// Batches of the warm-up whose time per iteration sizes the samples: those of at least this share of the
+/// largest batch's iterations (the doubling batches' last four or five, and the final one unless it was clamped
+/// to a few iterations, whose time is mostly the clock's and the call's).
+const SIZING_SHARE: u64 = 16;
+
+/// The time per iteration the samples are sized from: the median over the warm-up's large batches
+/// (`(iterations, ns)` each, in order). One batch alone moved the batch size by up to 9x: a preemption in it,
+/// or a final batch clamped to a few iterations; the median of four or more is moved by neither. Criterion
+/// sizes its samples from all of its warm-up too (its total), and the doubling batches make the median of
+/// the large ones a fit over most of it.
+fn per_iteration(batches: &[(u64, u64)]) -> f64 {
+    let largest = batches.iter().map(|&(n, _)| n).max().unwrap_or(1);
+    let times: Vec<f64> = batches
+        .iter()
+        .filter(|&&(n, _)| n.saturating_mul(SIZING_SHARE) >= largest)
+        .map(|&(n, ns)| ns.max(1) as f64 / n as f64)
+        .collect();
+    stats::median(&times)
 }
 
 /// Batches per sample: a sample of `n` iterations runs as this many batches of at most `ceil(n / 10)`, each
@@ -248,6 +269,58 @@ mod tests {
         let mut rig = fake(7);
         assert_eq!(timed(&mut rig, 3).unwrap(), 21);
         assert_eq!(rig.prepared, [1, 1, 1], "fewer iterations than batches: batches of one");
+    }
+
+    /// A rig of `ns_per_iter` whose batch that ends the warm-up of `warmup_ns` stalls for `stall_ns` more (a
+    /// preemption).
+    struct Stalling {
+        ns_per_iter: u64,
+        warmup_ns: u64,
+        stall_ns: u64,
+        spent: u64,
+    }
+
+    impl Measure for Stalling {
+        fn prepare(&mut self, _: u64) -> Result<(), RigError> {
+            Ok(())
+        }
+        fn measure(&mut self, n: u64) -> Result<u64, RigError> {
+            let mut ns = n * self.ns_per_iter;
+            if self.spent < self.warmup_ns && self.spent + ns >= self.warmup_ns {
+                ns += self.stall_ns;
+            }
+            self.spent += ns;
+            Ok(ns)
+        }
+        fn run(&mut self) -> Result<(Observation, u64), RigError> {
+            unreachable!()
+        }
+    }
+
+    #[test]
+    fn a_stall_in_the_last_warm_up_batch_does_not_size_the_samples() {
+        // regression: the batch came from the last warm-up batch alone; one preemption in it (or a last batch
+        // clamped to a few iterations) gave cells 47-100% of their planned sample time, once a ninth.
+        let plan = Plan::flat(20_000_000, 10, 2_000_000, 3);
+        let mut rig = Stalling { ns_per_iter: 100, warmup_ns: plan.warmup_ns, stall_ns: 20_000_000, spent: 0 };
+        let mut out = vec![];
+        iterations(&mut rig, &plan, &mut |m| out.push(m)).unwrap();
+        let planned = plan.sample_ns / 100;
+        let batch = sizes(&out)[0];
+        assert!(batch.abs_diff(planned) * 10 <= planned, "batch {batch} for a plan of {planned}");
+    }
+
+    #[test]
+    fn a_last_warm_up_batch_of_a_few_iterations_does_not_size_the_samples() {
+        // A rig of 1.4 ns per iteration and 50 ns per timed call: doubling batches of up to ten calls, then a
+        // last batch clamped to 3 iterations, whose time is mostly its three calls (51 ns per iteration).
+        let time = |n: u64| (n as f64 * 1.4) as u64 + n.min(BATCHES_PER_SAMPLE) * 50;
+        let mut batches: Vec<(u64, u64)> = (0..23).map(|k| (1u64 << k, time(1 << k))).collect();
+        batches.push((3, time(3)));
+        let estimate = per_iteration(&batches);
+        assert!((estimate / 1.4 - 1.0).abs() < 0.02, "{estimate} ns per iteration");
+        let last = batches.last().map(|&(n, ns)| ns as f64 / n as f64).unwrap();
+        assert!(last > 50.0, "the last batch alone would size samples {:.0}x too small", last / 1.4);
     }
 
     #[test]

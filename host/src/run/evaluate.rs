@@ -334,6 +334,10 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         sampling: (!seen.samples.is_empty()).then_some(cell.plan.sampling),
         stop: seen.stop,
         target_ci: cell.plan.target_ci.filter(|_| !seen.samples.is_empty()),
+        sampled_ns: (!seen.samples.is_empty()).then(|| seen.samples.iter().map(|&(_, ns)| ns).sum()),
+        // A CI target samples until it is met: its plan is the target, not a time.
+        planned_ns: (!seen.samples.is_empty() && cell.plan.target_ci.is_none())
+            .then(|| cell.plan.sample_ns * u64::from(cell.plan.samples)),
         rounds: None,
         wall_ms: child.wall.as_millis() as u64,
         peak_rss_kib: child.peak_rss_kib,

@@ -33,9 +33,20 @@ pub fn print(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes narration (a table after a run, a summary line) to stdout, unless `-q`.
+/// Writes narration (a table after a run, a summary line) to stdout, unless `-q`. A reader that went away
+/// (`benchhost run ... | head`) ends the narration, never the command: a run still appends its verdicts, writes
+/// its exports and applies its gate.
 pub fn narrate(text: &str) -> Result<()> {
-    if quiet() { Ok(()) } else { print(text) }
+    if quiet() {
+        return Ok(());
+    }
+    match print(text) {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => {
+            VERBOSITY.store(-1, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 /// A note for `-v` only, on stderr.

@@ -97,13 +97,17 @@ fn verdicts(stdout: &str) -> Vec<String> {
 #[test]
 fn check_refuses_a_library_that_is_not_a_plugin_in_one_line() {
     let sandbox = Sandbox::new();
-    let junk = sandbox.write("libjunk.so", "not a library");
-    let out = sandbox.cmd().arg("check").arg(&junk).assert().code(1);
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert_eq!(
-        stdout.trim(),
-        format!("FAIL {}: not a loadable library: file too short", junk.canonicalize().unwrap().display())
-    );
+    // regression: a text file not named lib*.so read "not loaded (another library in its directory provides the
+    // same rigs)".
+    for name in ["libjunk.so", "notalib.so"] {
+        let junk = sandbox.write(name, "not a library");
+        let out = sandbox.cmd().arg("check").arg(&junk).assert().code(1);
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let path = junk.canonicalize().unwrap();
+        let expected =
+            format!("FAIL {}: not a shared library (no ELF header): give a plugin built as a cdylib", path.display());
+        assert_eq!(stdout.trim(), expected);
+    }
 }
 
 #[test]

@@ -97,7 +97,7 @@ fn show_reads_seed_003_records_and_survives_a_torn_tail() {
     let out = sandbox.cmd().args(["show", "torn.jsonl"]).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(stdout.contains("390007 records/s ±1.3%") && stdout.contains("keep split"), "{stdout}");
+    assert!(stdout.contains("390,007 records/s ±1.3%") && stdout.contains("keep split"), "{stdout}");
     assert_eq!(
         stderr.lines().collect::<Vec<_>>(),
         ["warning: torn.jsonl:4: torn last line skipped (90 bytes, EOF while parsing a string at line 1 column 90)"]

@@ -205,5 +205,11 @@ fn another_build_runs_as_a_twin_of_every_cell_and_is_judged_round_by_round() {
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins()).arg("--against").arg(&empty);
     let out = cmd.assert().code(2);
-    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("no plugin there provides rig `healthy`"));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("no plugin there (libNAME.so); build the other tree's plugins into it"), "{stderr}");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--out", "r.jsonl", "--plugin-dir"]).arg(fault_plugins()).args(["--against", "nosuch"]);
+    let out = cmd.assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.starts_with("error: --against nosuch: no such directory"), "{stderr}");
 }

@@ -31,7 +31,7 @@ fn every_cell_records_its_conditions_and_debug_builds_are_called_doubtful() {
     assert!(show.contains("doubtful: the plugin is a debug build"), "{show}");
     let md = sandbox.cmd().args(["report", "r.jsonl", "--format", "md"]).assert().success();
     let md = without_steal(&String::from_utf8_lossy(&md.get_output().stdout));
-    assert!(md.contains("Doubtful conditions: after=1: the plugin is a debug build"), "{md}");
+    assert!(md.contains("Doubtful conditions:\n\n- healthy/after=1: the plugin is a debug build"), "{md}");
 }
 
 /// `text` without the steal this VM's hypervisor may add to a cell's doubts (CI saw 6.2% once): the phrase

@@ -273,6 +273,26 @@ fn a_process_that_leaves_the_cell_with_setsid_is_caught_killed_and_named() {
 }
 
 #[test]
+fn a_rig_that_hangs_while_measuring_after_a_setsid_child_gets_one_message_of_whole_clauses() {
+    // Issue 51: reported as ending in a dangling "; " on this path (deadline, a `setsid sleep` grandchild, the
+    // rig hanging in `iterate` while measuring). The whole message is pinned, its escapee's pid aside.
+    let sandbox = Sandbox::new();
+    let extra = "[rig.escapes_and_hangs]\nparams = { after = 1000000 }\nmeasurement = \"20s\"\n";
+    let records = run_between_healthy(&sandbox, &["escapes_and_hangs"], extra);
+    assert!(processes_with("86397.75").is_empty(), "the escapee survived");
+    let failure = records[1].failure.as_ref().unwrap();
+    let pid = records[1].cell.as_ref().unwrap().escaped[0].clone();
+    assert!(pid.starts_with("pid ") && pid.ends_with(" (sleep)"), "{pid}");
+    assert_eq!(
+        failure.message,
+        format!(
+            "deadline of the cell exceeded during measure; the child was killed; a process left the cell's process \
+             group (setsid) and outlived the cell; killed: {pid}"
+        )
+    );
+}
+
+#[test]
 fn a_wrong_answer_in_the_warm_up_run_is_a_failure() {
     // regression: run style discarded its warm-up run unchecked, so a wrong cold answer hid behind right ones.
     let sandbox = Sandbox::new();

@@ -69,6 +69,9 @@ fn messages_name_the_real_problem() {
     assert_eq!(code, 2);
     assert!(stderr.contains("/tmp is not a file: give the plugin library itself"), "{stderr}");
 
+    // regression: `--against` said "round by round (5 rounds unless --rounds)" where it pairs in one process.
+    let (_, help, _) = read(&sandbox, &["run", "--help"]);
+    assert!(help.contains("paired with the same cell on that build's plugin") && !help.contains("5 rounds unless"));
     let (code, stdout, _) = read(&sandbox, &["report", "--help"]);
     assert_eq!((code, stdout.matches("[default: 3%]").count()), (0, 1), "{stdout}");
     for command in ["publish", "query"] {
@@ -167,4 +170,47 @@ fn a_target_that_was_not_reached_is_said_on_the_screen() {
     let (code, _, stderr) = run(&sandbox, &["run", "--out", "r.jsonl", "--measurement", "2ms"]);
     assert_eq!(code, 0);
     assert!(stderr.contains("warning: healthy: samples of 400.0 µs (measurement / samples) are too short"), "{stderr}");
+}
+
+#[test]
+fn plans_that_cannot_be_met_and_outputs_that_cannot_be_written_are_refused_before_the_first_cell() {
+    let sandbox = Sandbox::new();
+    sandbox.write("rigs.toml", &format!("{SETTINGS}[rig.healthy]\nmatrix = {{ after = [1, 2] }}\n"));
+    let cases: [(&[&str], &str); 7] = [
+        // regression: every verdict `inconclusive` with `[NaN, NaN]`, "over 1 interleaved rounds".
+        (&["run", "--pairing", "rounds", "--rounds", "0", "--interleave=after"], "0 is not in 1.."),
+        (
+            &["run", "--rounds", "1", "--interleave=after"],
+            "--rounds 1: a paired comparison takes its interval over processes",
+        ),
+        // regression: warned that samples of 1 ns were too short, then ran into the 10-minute deadline.
+        (
+            &["run", "--samples", "1000000000", "--measurement", "1s"],
+            "samples of 1.000 ns (measurement / samples) cannot be taken",
+        ),
+        // regression: measured, then failed "writing /tmp: Is a directory".
+        (&["run", "--export-markdown", "/tmp"], "--export-markdown /tmp: is a directory: give a file name"),
+        (&["run", "--export-csv", "nosuch/e.csv"], "--export-csv nosuch/e.csv: its directory does not exist"),
+        // regression: "is not a precision".
+        (
+            &["run", "--threshold", "200%"],
+            "`200%` is not a threshold: give a change between 0 and 100%, e.g. \"3%\", or auto",
+        ),
+        (&["calibrate", "--threshold", "0"], "`0` is not a threshold"),
+    ];
+    for (args, expected) in cases {
+        let mut all = args.to_vec();
+        all.extend(["--out", "r.jsonl"]);
+        let (code, _, stderr) = run(&sandbox, &all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!sandbox.path().join("r.jsonl").exists(), "{args:?}: nothing ran");
+    }
+    assert!(!sandbox.path().join("nosuch").exists());
+
+    // regression: with no rigs.toml, "rigs.toml has no [rig.NAME] table".
+    let empty = Sandbox::new();
+    let (code, _, stderr) = run(&empty, &["run", "--out", "r.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("error: nothing to run: no rigs.toml in "), "{stderr}");
 }

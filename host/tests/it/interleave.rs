@@ -69,20 +69,24 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
         };
         let (code, markdown) = report("md");
         assert_eq!(code, Some(0));
-        assert!(markdown.contains("Comparisons between arms:"), "{markdown}");
-        let rows: Vec<&str> = markdown.lines().filter(|l| l.contains(" | sleep_us 200 vs 0 | iter_time |")).collect();
+        assert!(markdown.starts_with("## Verdicts\n\n### Between arms of a rig, paired: "), "{markdown}");
+        let rows: Vec<&str> = markdown.lines().filter(|l| l.contains(": sleep_us 200 vs 0 | iter_time |")).collect();
         assert_eq!(rows.len(), 2, "{markdown}");
         assert!(
-            rows[0].starts_with("| after_ms=0 jitter_pct=0 |") && rows[1].starts_with("| after_ms=5 jitter_pct=1 |")
+            rows[0].starts_with("| healthy at after_ms=0 jitter_pct=0: sleep_us 200 vs 0 |")
+                && rows[1].starts_with("| healthy at after_ms=5 jitter_pct=1: sleep_us 200 vs 0 |")
         );
         let (code, html) = report("html");
         assert_eq!(code, Some(0));
         assert!(
-            html.contains("<td>after_ms=5 jitter_pct=1</td><td>sleep_us 200 vs 0</td><td>iter_time</td>"),
+            html.contains("<td>healthy at after_ms=5 jitter_pct=1: sleep_us 200 vs 0</td><td>iter_time</td>"),
             "{html}"
         );
         let exported = std::fs::read_to_string(sandbox.path().join("run.md")).unwrap();
-        assert!(exported.contains("| after_ms=0 jitter_pct=0 | sleep_us 200 vs 0 | iter_time |"), "{exported}");
+        assert!(
+            exported.contains("| healthy at after_ms=0 jitter_pct=0: sleep_us 200 vs 0 | iter_time |"),
+            "{exported}"
+        );
     }
 }
 

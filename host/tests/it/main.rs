@@ -24,6 +24,7 @@ mod kafka;
 mod kill;
 mod lakehouse;
 mod pairing;
+mod review;
 mod shard;
 mod trend;
 mod trust;
