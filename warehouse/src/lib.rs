@@ -18,6 +18,7 @@ pub mod gc;
 pub mod location;
 mod partition_writers;
 pub mod publish;
+pub mod read_only;
 pub mod rest;
 pub mod schema;
 pub mod store;

@@ -122,6 +122,8 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::Query { sql, mut from, warehouse, storage } => {
             let sql = statement(sql, &mut from)?;
+            // Refused before a file is read or a warehouse opened.
+            benchhost_warehouse::read_only::check(&datafusion::prelude::SessionContext::new().state(), &sql)?;
             let tables = match (from.is_empty(), warehouse) {
                 (false, None) => Tables::from_files(&from)?,
                 (true, Some(warehouse)) => {

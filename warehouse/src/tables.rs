@@ -19,7 +19,7 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use benchhost_record::Record;
 use benchhost_record::scan::each_record;
 use datafusion::datasource::MemTable;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt;
 
 fn run_fields() -> Vec<Field> {
@@ -170,9 +170,9 @@ impl Tables {
         Ok(tables)
     }
 
-    /// A session with `records` and `metrics` registered.
+    /// A session with `records` and `metrics` registered (and `information_schema`, for `SHOW TABLES`).
     pub fn session(self) -> anyhow::Result<SessionContext> {
-        let ctx = SessionContext::new();
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
         for (name, batches, empty) in
             [("records", self.records, records_batch(&[])?), ("metrics", self.metrics, metrics_batch(&[])?)]
         {
@@ -182,9 +182,11 @@ impl Tables {
         Ok(ctx)
     }
 
-    /// Runs `sql` and renders the answer as a text table.
+    /// Runs `sql`, a statement that only reads ([`crate::read_only`]), and renders the answer as a text table.
     pub async fn query(self, sql: &str) -> anyhow::Result<String> {
-        let batches = self.session()?.sql(sql).await?.collect().await?;
+        let session = self.session()?;
+        crate::read_only::check(&session.state(), sql)?;
+        let batches = session.sql_with_options(sql, crate::read_only::options()).await?.collect().await?;
         Ok(datafusion::arrow::util::pretty::pretty_format_batches(&batches)?.to_string())
     }
 }

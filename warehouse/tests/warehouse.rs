@@ -74,6 +74,48 @@ fn a_query_needs_exactly_one_source() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("give either --from FILE... or --warehouse DIR"));
 }
 
+#[test]
+fn statements_that_write_drop_or_set_are_refused_and_queries_are_answered() {
+    // regression: `query --from wal.jsonl "DELETE FROM records"` printed `count | 6` and exited 0.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wal.jsonl");
+    std::fs::copy(results("wal.jsonl"), &file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let from = file.to_str().unwrap();
+    let warehouse = dir.path().join("wh");
+    for (sql, named) in [
+        ("DELETE FROM records", "DELETE is DML (it writes)"),
+        ("INSERT INTO records (bench) VALUES ('x')", "INSERT is DML (it writes)"),
+        ("UPDATE records SET bench = 'x'", "UPDATE is DML (it writes)"),
+        ("COPY records TO 'copied.csv'", "COPY is DML (it writes)"),
+        ("CREATE TABLE t AS SELECT * FROM records", "CREATE TABLE is DDL (it changes the tables)"),
+        ("DROP TABLE records", "DROP is DDL (it changes the tables)"),
+        ("ALTER TABLE records RENAME TO r", "ALTER TABLE is DDL (it changes the tables)"),
+        ("SET datafusion.execution.batch_size = 1", "SET is a statement that sets or controls the session"),
+    ] {
+        let expected = format!(
+            "error: query only reads: {named}, refused before it runs (ask with SELECT, WITH, EXPLAIN, SHOW or DESCRIBE)"
+        );
+        for source in [["--from", from], ["--warehouse", warehouse.to_str().unwrap()]] {
+            let out = Command::new(bin()).current_dir(dir.path()).args(["query", sql]).args(source).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{sql}");
+            assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), expected, "{sql}");
+            assert!(out.stdout.is_empty(), "{sql}");
+        }
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the results file is untouched");
+    assert!(!warehouse.exists() && !dir.path().join("copied.csv").exists(), "nothing was created");
+
+    let answer = |sql: &str| query(&[sql, "--from", from]);
+    let records = lines(&file);
+    assert!(answer("SELECT count(*) AS n FROM records").contains(&format!("| {records} ")));
+    assert!(answer("WITH w AS (SELECT bench FROM records) SELECT DISTINCT bench FROM w").contains("| wal   |"));
+    assert!(answer("EXPLAIN SELECT count(*) FROM records").contains("logical_plan"));
+    let tables = answer("SHOW TABLES");
+    assert!(tables.contains("| records ") && tables.contains("| metrics "), "{tables}");
+    assert!(answer("DESCRIBE metrics").contains("| higher_is_better "));
+}
+
 /// `wal.jsonl`'s records over `nights` nights, one day apart.
 fn nights(dir: &Path, nights: u64) -> PathBuf {
     let path = dir.join("nights.jsonl");

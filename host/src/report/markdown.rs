@@ -158,10 +158,9 @@ fn rig_section(bench: &str, series: &[Vec<&Record>], threshold: f64) -> (String,
             let runs = &series[i];
             let name = if name.is_empty() { bench.to_string() } else { format!("{bench}/{name}") };
             let latest = runs[runs.len() - 1];
-            if let Some(doubts) = latest.cell.as_ref().and_then(|c| c.conditions.as_ref()).map(|c| c.doubts()) {
-                if !doubts.is_empty() {
-                    doubtful.push(format!("{name}: {}", doubts.join("; ")));
-                }
+            let doubts = latest.cell.as_ref().and_then(|c| c.conditions.as_ref()).map(|c| c.doubts());
+            if let Some(doubts) = doubts.filter(|d| !d.is_empty()) {
+                doubtful.push(format!("{name}: {}", doubts.join("; ")));
             }
             for row in rows(&name, runs, threshold) {
                 if let Change::OtherMachine(before, now) = &row.change {

@@ -277,7 +277,7 @@ fn a_rig_that_hangs_while_measuring_after_a_setsid_child_gets_one_message_of_who
     // Issue 51: reported as ending in a dangling "; " on this path (deadline, a `setsid sleep` grandchild, the
     // rig hanging in `iterate` while measuring). The whole message is pinned, its escapee's pid aside.
     let sandbox = Sandbox::new();
-    let extra = "[rig.escapes_and_hangs]\nparams = { after = 1000000 }\nmeasurement = \"20s\"\n";
+    let extra = "[rig.escapes_and_hangs]\nparams = { after_ms = 500 }\nmeasurement = \"20s\"\n";
     let records = run_between_healthy(&sandbox, &["escapes_and_hangs"], extra);
     assert!(processes_with("86397.75").is_empty(), "the escapee survived");
     let failure = records[1].failure.as_ref().unwrap();
