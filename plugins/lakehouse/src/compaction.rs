@@ -3,17 +3,21 @@
 //!
 //! Every iteration needs a freshly seeded table, so seeding happens in `prepare`, outside the timed region
 //! (Criterion's `iter_batched`); each table has its own catalog and storage, so no iteration sees another's
-//! files. Timed, as a compactor does it: load the table from the catalog, plan the files to rewrite (the scan's
-//! file plan and the live manifest entries), read their rows, write one Parquet file, commit the replace.
-//! Checked after the timed region, for every rewritten table: the same row count and order-independent
-//! checksum as seeded, exactly one live file, and it is the file the rewrite wrote.
+//! files. Also untimed, as seed 000 leaves it untimed: loading the table and planning the rewrite (the live
+//! manifest entries and the scan's file tasks; the candidate needs at least [`THRESHOLD`] files, the seed's
+//! file-count threshold). Timed, the execution of the planned candidate alone: read the planned files' rows,
+//! write one Parquet file, commit the replace. Checked after the timed region, for every rewritten table: the
+//! same row count and order-independent checksum as seeded, exactly one live file, and it is the file the
+//! rewrite wrote.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
+use iceberg::arrow::ArrowReaderBuilder;
+use iceberg::scan::FileScanTask;
 use iceberg::{Catalog, TableIdent};
 use serde::Deserialize;
 use tokio::runtime::Runtime;
@@ -33,14 +37,40 @@ pub struct Params {
     workers: i64,
 }
 
+/// The planner's file-count threshold: a table with fewer live files is no candidate (seed 000's 3).
+pub const THRESHOLD: usize = 3;
+
 /// A seeded table waiting for its rewrite, or a rewritten one waiting for its check.
 struct Table {
     warehouse: Warehouse,
     ident: TableIdent,
     seeded: Tally,
+    /// Set by the planning: what the rewrite executes.
+    candidate: Option<Candidate>,
     /// Set by the rewrite: the files it wrote.
     written: Vec<String>,
     dir: Option<PathBuf>,
+}
+
+/// A planned rewrite: the table as loaded, its live entries (which the replace removes) and the scan tasks that
+/// read their rows.
+struct Candidate {
+    loaded: iceberg::table::Table,
+    old: Vec<iceberg::spec::ManifestEntryRef>,
+    tasks: Vec<FileScanTask>,
+}
+
+/// Loads the table and plans its rewrite (untimed, as the seed's planner is).
+async fn plan(table: &Table) -> Result<Candidate, RigError> {
+    let loaded = table.warehouse.catalog.load_table(&table.ident).await?;
+    let old = replace::live_entries(&loaded).await?;
+    if old.len() < THRESHOLD {
+        let message = format!("{} live files: no candidate below the threshold of {THRESHOLD}", old.len());
+        return Err(RigError::invalid_params(message));
+    }
+    let tasks = loaded.scan().select_all().build()?.plan_files().await?.try_collect().await?;
+    table.warehouse.io.take();
+    Ok(Candidate { loaded, old, tasks })
 }
 
 /// What one rewrite did.
@@ -79,7 +109,7 @@ impl Compaction {
             return self.runtime.block_on(async {
                 let warehouse = Warehouse::new(Storage::Memory, Path::new("")).await?;
                 let ident = kept.load(&warehouse, "traces").await?;
-                Ok(Table { warehouse, ident, seeded: *seeded, written: Vec::new(), dir: None })
+                Ok(Table { warehouse, ident, seeded: *seeded, candidate: None, written: Vec::new(), dir: None })
             });
         }
         let dir = self.scratch.join(format!("warehouse-{}", self.seeded));
@@ -90,7 +120,7 @@ impl Compaction {
             let (_, seeded) = seed_into(&warehouse, files, rows).await?;
             let ident = warehouse.ident("traces");
             warehouse.io.take();
-            Ok::<_, RigError>(Table { warehouse, ident, seeded, written: Vec::new(), dir: Some(dir) })
+            Ok::<_, RigError>(Table { warehouse, ident, seeded, candidate: None, written: Vec::new(), dir: Some(dir) })
         })
     }
 
@@ -176,13 +206,14 @@ async fn read_back(table: &Table) -> Result<(Tally, Vec<String>), RigError> {
     Ok((Tally::of(&batches), live))
 }
 
-/// The timed work: one whole rewrite of the table into one file, committed as a replace snapshot.
+/// The timed work: the planned candidate executed, its files rewritten into one, committed as a replace snapshot.
 async fn rewrite(table: &mut Table) -> Result<Totals, RigError> {
     let catalog = table.warehouse.catalog.as_ref();
-    let loaded = catalog.load_table(&table.ident).await?;
-    let old = replace::live_entries(&loaded).await?;
-    let scan = loaded.scan().select_all().build()?;
-    let batches: Vec<RecordBatch> = scan.to_arrow().await?.try_collect().await?;
+    let Candidate { loaded, old, tasks } =
+        table.candidate.take().ok_or_else(|| RigError::new("no planned candidate: `prepare` plans each table"))?;
+    let tasks = futures::stream::iter(tasks.into_iter().map(Ok)).boxed();
+    let reader = ArrowReaderBuilder::new(loaded.file_io().clone(), iceberg::Runtime::current()).build();
+    let batches: Vec<RecordBatch> = reader.read(tasks)?.stream().try_collect().await?;
     // The reader's batches carry no Parquet field ids; the writer matches columns by them.
     let schema = warehouse::arrow_schema(&loaded)?;
     let merged = arrow::compute::concat_batches(&schema, &batches)?;
@@ -210,7 +241,11 @@ impl Rig for Compaction {
 
     fn describe() -> Descriptor {
         Descriptor::iterations("compaction", "rewrite a traces table's small files into one, as a replace snapshot")
-            .param(Param::int("files", 6).range(2, 1_000).doc("separate appends seeded before each rewrite"))
+            .param(
+                Param::int("files", 6)
+                    .range(THRESHOLD as i64, 1_000)
+                    .doc("separate appends seeded before each rewrite (the planner's threshold is 3)"),
+            )
             .param(Param::int("rows_per_file", 100).range(1, 10_000_000))
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
             .param(runtime::param(0))
@@ -249,7 +284,8 @@ impl Rig for Compaction {
     fn prepare(&mut self, batch: u64) -> Result<(), RigError> {
         self.check_rewritten()?;
         while (self.ready.len() as u64) < batch {
-            let table = self.seed()?;
+            let mut table = self.seed()?;
+            table.candidate = Some(self.runtime.block_on(plan(&table))?);
             self.ready.push_back(table);
         }
         Ok(())
@@ -318,6 +354,7 @@ pub(crate) mod tests_support {
             SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None, ..SetupContext::default() };
         let mut rig = Compaction::setup(params, &ctx).unwrap();
         let mut table = rig.seed().unwrap();
+        table.candidate = Some(rig.runtime.block_on(plan(&table)).unwrap());
         rig.runtime.block_on(rewrite(&mut table)).unwrap();
         let loaded = rig.runtime.block_on(table.warehouse.catalog.load_table(&table.ident)).unwrap();
         let metadata_location = loaded.metadata_location().unwrap().to_string();

@@ -54,6 +54,7 @@ fn tables_copied_from_one_kept_seed_do_not_share_their_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut rig = compaction("memory", dir.path());
     let (mut first, second) = (rig.seed().unwrap(), rig.seed().unwrap());
+    first.candidate = Some(rig.runtime.block_on(plan(&first)).unwrap());
     rig.runtime.block_on(rewrite(&mut first)).unwrap();
     let (after, live) = rig.runtime.block_on(read_back(&first)).unwrap();
     assert_eq!((after, live.len()), (first.seeded, 1));
@@ -91,4 +92,14 @@ fn a_fast_append_of_the_merged_file_is_caught_as_doubled_rows() {
     let err = rig.check_rewritten().unwrap_err();
     assert!(err.message.starts_with("the rewrite changed the rows: 20 rows"), "{}", err.message);
     assert!(err.message.contains(", 40 with "), "{}", err.message);
+}
+
+#[test]
+fn a_table_below_the_planners_threshold_is_no_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rig = compaction("fs", dir.path());
+    rig.params.files = 2;
+    let table = rig.seed().unwrap();
+    let err = rig.runtime.block_on(plan(&table)).err().unwrap();
+    assert_eq!(err.message, "2 live files: no candidate below the threshold of 3");
 }

@@ -25,7 +25,7 @@ const FILE_STEP_US: i64 = 120_000_000;
 const SPAN_STEP_US: i64 = FILE_STEP_US / SPANS_PER_FILE as i64;
 
 /// A 32-hex-digit trace id that spreads over the whole id space (SplitMix64 of `n`), as real ids do.
-fn spread_id(n: u64) -> String {
+pub fn spread_id(n: u64) -> String {
     let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

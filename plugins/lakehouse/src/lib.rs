@@ -1,17 +1,21 @@
 //! benchhost rigs on an Iceberg table, after seed 000's lakehouse benches and seed 004's methodology:
-//! `compaction` rewrites small files into one `replace` snapshot; `querier` runs DataFusion SQL through the
-//! Iceberg table provider (lookups by id, top-k, ordered scans), cold and warm. Tables live in iceberg's memory
-//! catalog over its memory storage or a local directory.
+//! `compaction` rewrites small files into one `replace` snapshot; `querier` runs DataFusion SQL over the
+//! snapshot's files with DataFusion's own Parquet scan (lookups by id, one via a point index, top-k, ordered
+//! scans over attested and unattested orders), the footer cache warm, cold or off; `trace_index` looks traces
+//! up in a bloom-filtered Parquet index. Tables live in iceberg's memory catalog over its memory storage or a
+//! local directory.
 
 pub mod compaction;
 pub mod corpus;
 pub mod counting;
 pub mod querier;
+pub mod querier_tables;
 pub mod replace;
 pub mod runtime;
-pub mod scan_facts;
+pub mod scan;
 pub mod shapes;
 pub mod snapshot;
+pub mod trace_index;
 pub mod traces;
 pub mod warehouse;
 
@@ -26,4 +30,4 @@ pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
 #[cfg(test)]
 mod pyiceberg_tests;
 
-benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier];
+benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier, trace_index::TraceIndex];

@@ -1,42 +1,53 @@
-//! benchhost rig `querier`: seed 000's `querier_read/*` and `declared_ordering/*`. One iteration is one SQL
-//! query through DataFusion's SessionContext and iceberg-datafusion's table provider: planned, executed,
-//! collected.
+//! benchhost rig `querier`: seed 000's `querier_read/*` and `declared_ordering/*`. One iteration is one query
+//! through the querier's own session ([`crate::scan::session`]): the files planned from the Iceberg snapshot's
+//! manifests, scanned by DataFusion's Parquet source, collected.
 //!
-//! `cache = warm` keeps one provider, so the table's manifest cache (the only cache on this path: iceberg
-//! 0.10.1 has no Parquet footer cache, and DataFusion's file-metadata cache does not apply to Iceberg scans)
-//! is primed once in setup and hit by every query. `cache = cold` loads the table from the catalog and
-//! registers a new provider inside the timed region, so metadata and every manifest are read again; the
-//! storage's read counter proves each query missed (or, warm, that none did). Each statement is new text.
-//! Before timing, the answer is checked exactly and the scan's mechanism is recorded (see `scan_facts`); the
-//! last timed answer is checked again at teardown.
+//! What is built untimed: the tables (seeded once per library and run in memory), the session, and one query
+//! whose answer is checked exactly and whose scan is described (files reached, pruned, read, bytes, sort), the
+//! facts the seed prints before timing. What one iteration times: planning (the manifests read again),
+//! execution and collection; under `footer_cache = cold` the footer cache is cleared first, inside the timed
+//! region. What is checked: the first and the last timed answer, row by row in order for ordered shapes; every
+//! timed query's scan facts are summed from its own plan.
 
-use std::path::Path;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow::array::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
-use datafusion::physical_plan::collect;
+use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::SessionContext;
+use iceberg::Catalog;
 use iceberg::table::Table;
-use iceberg::{Catalog, TableIdent};
-use iceberg_datafusion::IcebergStaticTableProvider;
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
-use crate::corpus;
+use crate::querier_tables::{self, Seeded};
 use crate::runtime;
-use crate::scan_facts::ScanFacts;
+use crate::scan::facts::Facts;
+use crate::scan::index::Index;
+use crate::scan::provider::IcebergParquetTable;
+use crate::scan::session::Config;
+use crate::scan::store::IcebergStore;
 use crate::shapes::{Answer, Corpus, Shape};
-use crate::snapshot;
-use crate::warehouse::{Layout, Storage, Warehouse};
+use crate::warehouse::{Storage, Warehouse};
 
-/// Whether the engine's caches hold the table's metadata.
+/// Parquet footers across queries: kept, cleared before each query, or never cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Cache {
+pub enum FooterCache {
     Warm,
     Cold,
+    Off,
+}
+
+/// Whether the spans table's files attest its declared order, and how the scan groups them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    Unattested,
+    Attested,
+    AttestedSplitOff,
 }
 
 /// Parameters of `querier`.
@@ -44,107 +55,110 @@ pub enum Cache {
 #[serde(deny_unknown_fields)]
 pub struct Params {
     shape: Shape,
-    cache: Cache,
+    order: Order,
+    footer_cache: FooterCache,
+    pruning: bool,
     storage: Storage,
     workers: i64,
 }
 
-/// Sums over the timed queries.
+impl Order {
+    fn name(self) -> &'static str {
+        match self {
+            Order::Unattested => "unattested",
+            Order::Attested => "attested",
+            Order::AttestedSplitOff => "attested_split_off",
+        }
+    }
+}
+
+impl Params {
+    /// A parameter that means nothing to the shape is a mistake, named with the shape.
+    fn check(&self) -> Result<(), RigError> {
+        let refuse = |what: String| Err(RigError::invalid_params(format!("{what} (shape = {})", self.shape.name())));
+        let ordered = self.shape.corpus() == Corpus::Spans;
+        if self.order != Order::Unattested && !ordered {
+            return refuse(format!("order = {} applies to the ordered shapes only", self.order.name()));
+        }
+        Ok(())
+    }
+}
+
+/// What the timed queries read, summed from each one's own plan.
 #[derive(Debug, Default)]
 struct Totals {
     queries: u64,
     planning: Duration,
+    files_reached: u64,
+    files_pruned: u64,
     bytes_scanned: u64,
-    files_read: u64,
+    sorts_kept: u64,
+    /// Bytes the storage served (footers included), and manifest-list and manifest reads.
+    bytes_fetched: u64,
     manifest_reads: u64,
-    /// Queries whose manifest reads contradict the arm: none when cold, some when warm.
-    cache_violations: u64,
 }
 
 /// The rig.
 pub struct Querier {
     shape: Shape,
-    cache: Cache,
+    footer_cache: FooterCache,
     runtime: Runtime,
     warehouse: Warehouse,
-    ident: TableIdent,
+    table: Table,
+    index: Option<Index>,
     ctx: SessionContext,
-    facts: ScanFacts,
+    config: Config,
     expected: Answer,
+    facts: Facts,
+    files_total: u64,
+    ordered: bool,
     totals: Totals,
+    /// Plans executed since the last fold into `totals` (their metrics are read outside the timed region).
+    pending: Vec<Arc<dyn ExecutionPlan>>,
     last: Vec<RecordBatch>,
 }
 
-impl Querier {
-    /// Registers a provider over the table as the catalog has it now (with a new, empty manifest cache).
-    async fn register(&self) -> Result<(), RigError> {
-        let table = self.warehouse.catalog.load_table(&self.ident).await?;
-        let provider = IcebergStaticTableProvider::try_new_from_table(table).await?;
-        self.ctx.deregister_table(self.ident.name())?;
-        self.ctx.register_table(self.ident.name(), Arc::new(provider))?;
-        Ok(())
-    }
+/// The table name the shape's SQL reads.
+const SCANNED: &str = "scanned";
 
-    /// One query: (cold: a fresh provider), plan, execute, collect. Returns the batches and the planning time.
-    async fn query(
-        &self,
-        tag: u64,
-    ) -> Result<(Vec<RecordBatch>, Duration, Arc<dyn datafusion::physical_plan::ExecutionPlan>), RigError> {
+impl Querier {
+    /// One query: (cold: the footer cache cleared), plan, execute, collect; the batches, planning time and plan.
+    async fn query(&self, tag: u64) -> Result<(Vec<RecordBatch>, Duration, Arc<dyn ExecutionPlan>), RigError> {
         let start = Instant::now();
-        if self.cache == Cache::Cold {
-            self.register().await?;
+        if self.footer_cache == FooterCache::Cold {
+            self.ctx.runtime_env().cache_manager.get_file_metadata_cache().clear();
         }
-        let plan = self.ctx.sql(&self.shape.sql(tag)).await?.create_physical_plan().await?;
+        if self.shape == Shape::LookupViaIndex {
+            self.register_indexed().await?;
+        }
+        let plan = self.ctx.sql(&self.shape.sql(SCANNED, tag)).await?.create_physical_plan().await?;
         let planning = start.elapsed();
         let batches = collect(plan.clone(), self.ctx.task_ctx()).await?;
         Ok((batches, planning, plan))
     }
-}
 
-/// The name of the table a corpus is seeded into.
-fn table_name(corpus: Corpus) -> &'static str {
-    match corpus {
-        Corpus::Traces => "traces",
-        Corpus::Spans => "spans",
+    /// Registers the table as scanned: all its files, or those the point index names for the target.
+    async fn register_indexed(&self) -> Result<(), RigError> {
+        let mut provider = IcebergParquetTable::new(self.table.clone())?;
+        if let Some(index) = &self.index {
+            let (files, _) = index.lookup(crate::corpus::TARGET).await?;
+            provider = provider.only(files.into_iter().collect::<HashSet<_>>());
+        }
+        self.ctx.deregister_table(SCANNED)?;
+        self.ctx.register_table(SCANNED, Arc::new(provider))?;
+        Ok(())
     }
-}
 
-/// Seeds the table a shape reads: one append (one file, one snapshot) per corpus file.
-async fn seed(warehouse: &Warehouse, corpus: Corpus) -> Result<Table, RigError> {
-    let (layout, files) = match corpus {
-        Corpus::Traces => (Layout::Daily, corpus::traces_files()),
-        Corpus::Spans => (Layout::Unpartitioned, corpus::sequential_files()),
-    };
-    let mut table = warehouse.create(table_name(corpus), layout).await?;
-    for file in &files {
-        table = warehouse.append(&table, file).await?;
-    }
-    Ok(table)
-}
-
-/// Seeds a corpus's table in a memory warehouse of its own and keeps it in `dir` (see [`snapshot`]).
-async fn keep_seeded(corpus: Corpus, dir: &Path) -> Result<(), RigError> {
-    let warehouse = Warehouse::seeding(Storage::Memory, dir).await?;
-    let table = seed(&warehouse, corpus).await?;
-    snapshot::keep(&warehouse, &table, dir).await
-}
-
-/// The arm's own table: in memory, a copy of the seed kept for this library and run (built by the first
-/// instance); on disk, seeded here (its files' absolute paths are this instance's).
-fn table_of(
-    warehouse: &Warehouse,
-    storage: Storage,
-    corpus: Corpus,
-    ctx: &SetupContext,
-    runtime: &Runtime,
-) -> Result<TableIdent, RigError> {
-    let name = table_name(corpus);
-    if storage == Storage::Memory {
-        let kept = ctx.seed(&format!("querier-{name}"), |dir| runtime.block_on(keep_seeded(corpus, dir)))?;
-        runtime.block_on(snapshot::Kept::read(&kept)?.load(warehouse, name))
-    } else {
-        runtime.block_on(seed(warehouse, corpus))?;
-        Ok(warehouse.ident(name))
+    /// Folds the facts of the plans executed since the last call into the totals.
+    fn fold(&mut self) {
+        for plan in self.pending.drain(..) {
+            let f = Facts::of(&plan);
+            let t = &mut self.totals;
+            t.files_reached += f.files_reached;
+            t.files_pruned += f.files_pruned;
+            t.bytes_scanned += f.bytes_scanned;
+            t.sorts_kept += u64::from(f.sort_kept);
+        }
     }
 }
 
@@ -155,124 +169,182 @@ impl Rig for Querier {
         let shapes = [
             "lookup_by_id",
             "lookup_by_id_windowed",
+            "lookup_via_index",
             "recent_first_topk",
             "oldest_first_topk",
             "ordered_full_scan",
             "trace_search_groups",
         ];
-        Descriptor::iterations("querier", "DataFusion SQL over an Iceberg table: lookups, top-k, ordered scans")
-            .param(Param::choice("shape", "lookup_by_id", &shapes))
-            .param(
-                Param::choice("cache", "warm", &["warm", "cold"]).doc("cold: a new table and manifest cache per query"),
-            )
-            .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
-            .param(runtime::param(2))
-            .metric(Metric::iter_time("query_time"))
-            .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, per query"))
-            .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
-            .metric(Metric::counter("files_total", Unit::Files, "files_total").doc("data files in the snapshot"))
-            .metric(Metric::counter("files_pruned", Unit::Files, "files_pruned").doc("by partition and statistics"))
-            .metric(Metric::counter("files_read", Unit::Files, "files_read").doc("files fetched from, per query"))
-            .metric(Metric::counter("bytes_scanned", Unit::Bytes, "bytes_scanned").doc("Parquet bytes per query"))
-            .metric(
-                Metric::counter("manifest_reads", Unit::Files, "manifest_reads").doc("manifest cache misses per query"),
-            )
-            .metric(Metric::counter("sort_kept", Unit::Ratio, "sort_kept").doc("1 when a SortExec stays in the plan"))
-            .metric(
-                Metric::counter("trace_rows_missed", Unit::Rows, "trace_rows_missed")
-                    .doc("target spans the shape's window leaves out (its known incompleteness)"),
-            )
-            .invariant(Invariant::equal("rows_out", "rows"))
-            .invariant(Invariant::zero("cache_violations"))
+        Descriptor::iterations(
+            "querier",
+            "DataFusion's Parquet scan over an Iceberg snapshot's files: lookups (one via a point index), top-k, ordered scans",
+        )
+        .param(Param::choice("shape", "lookup_by_id", &shapes))
+        .param(
+            Param::choice("order", "unattested", &["unattested", "attested", "attested_split_off"])
+                .doc("the spans files attest the table's (timestamp, trace_id) order; split off: not grouped by statistics"),
+        )
+        .param(
+            Param::choice("footer_cache", "warm", &["warm", "cold", "off"])
+                .doc("Parquet footers kept across queries, cleared inside each timed query, or never cached"),
+        )
+        .param(Param::bool("pruning", true).doc("files and row groups pruned on statistics and bloom filters"))
+        .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
+        .param(runtime::param(2))
+        .metric(Metric::iter_time("query_time"))
+        .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, manifests read"))
+        .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
+        .metric(Metric::counter("files_total", Unit::Files, "files_total").doc("data files in the snapshot"))
+        .metric(Metric::counter("files_reached", Unit::Files, "files_reached").doc("files the scan began to open"))
+        .metric(
+            Metric::counter("files_pruned", Unit::Files, "files_pruned")
+                .doc("reached, then skipped whole on statistics (a TopK's dynamic filter included)"),
+        )
+        .metric(Metric::counter("files_read", Unit::Files, "files_read").doc("reached and not pruned"))
+        .metric(Metric::counter("bytes_scanned", Unit::Bytes, "bytes_scanned").doc("DataFusion's bytes_scanned"))
+        .metric(
+            Metric::counter("bytes_fetched", Unit::Bytes, "bytes_fetched")
+                .doc("Parquet bytes the storage served per query, footers included"),
+        )
+        .metric(
+            Metric::counter("manifest_reads", Unit::Files, "manifest_reads")
+                .doc("manifest list and manifests read per query"),
+        )
+        .metric(Metric::counter("sort_kept", Unit::Ratio, "sort_kept").doc("share of queries whose plan kept a sort"))
+        .metric(
+            Metric::counter("trace_rows_missed", Unit::Rows, "trace_rows_missed")
+                .doc("target spans the shape's window leaves out (its known incompleteness)"),
+        )
+        .invariant(Invariant::equal("rows_out", "rows"))
     }
 
     fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
+        p.check()?;
         let runtime = runtime::new(p.workers, ctx)?;
         let dir = ctx.scratch_dir.join("warehouse");
         std::fs::create_dir_all(&dir)?;
         let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;
-        let ident = table_of(&warehouse, p.storage, p.shape.corpus(), ctx, &runtime)?;
+        let mut config = Config::querier(usize::try_from(p.workers).unwrap_or(1));
+        config.pruning = p.pruning;
+        config.footer_cache = p.footer_cache != FooterCache::Off;
+        config.split_by_statistics = p.order != Order::AttestedSplitOff;
+        let store = IcebergStore::new(warehouse.file_io(), IcebergStore::prefix_of(&warehouse.location));
+        let ctx_df = config.session(store)?;
+        let seeded = match (p.shape.corpus(), p.order) {
+            (Corpus::Traces, _) => Seeded::Traces,
+            (Corpus::Spans, Order::Unattested) => Seeded::Spans,
+            (Corpus::Spans, _) => Seeded::SpansSorted,
+        };
+        let ident = seeded.open(&warehouse, p.storage, ctx, &runtime)?;
+        let table = runtime.block_on(warehouse.catalog.load_table(&ident))?;
+        let index = match p.shape {
+            Shape::LookupViaIndex => {
+                let location = querier_tables::index_location(&table);
+                Some(runtime.block_on(Index::open(&warehouse.file_io(), &location))?)
+            }
+            _ => None,
+        };
         let mut rig = Querier {
             shape: p.shape,
-            cache: p.cache,
+            footer_cache: p.footer_cache,
             runtime,
             warehouse,
-            ident,
-            ctx: SessionContext::new(),
-            facts: ScanFacts::default(),
+            table: table.clone(),
+            index,
+            ctx: ctx_df,
+            config,
             expected: Answer { rows: 0, trace_rows_missed: 0 },
+            facts: Facts::default(),
+            files_total: 0,
+            ordered: false,
             totals: Totals::default(),
+            pending: Vec::new(),
             last: Vec::new(),
         };
-        // The pre-check: one query through the arm's own path, its answer checked exactly, its scan described.
-        let runtime = &rig.runtime;
-        let (answer, facts) = runtime.block_on(async {
-            rig.register().await?;
-            rig.warehouse.io.take();
-            let (batches, _, plan) = rig.query(0).await?;
-            let answer =
-                rig.shape.check(&batches).map_err(|e| RigError::verification(format!("before timing: {e}")))?;
-            let fresh = rig.warehouse.catalog.load_table(&rig.ident).await?;
-            Ok::<_, RigError>((answer, ScanFacts::of(&plan, &fresh).await?))
-        })?;
+        // The pre-check: one query through the arm's own path, its answer checked exactly, its scan described
+        // from its own plan (and, warm, the footers cached).
+        let provider = Arc::new(IcebergParquetTable::new(table)?);
+        rig.ctx.register_table(SCANNED, provider.clone())?;
+        let (batches, _, plan) = rig.runtime.block_on(rig.query(0))?;
+        rig.expected = rig.shape.check(&batches).map_err(|e| RigError::verification(format!("before timing: {e}")))?;
+        rig.facts = Facts::of(&plan);
+        let planned = provider.planned();
+        (rig.files_total, rig.ordered) = (planned.files_total, planned.ordered);
         rig.warehouse.io.take();
-        eprintln!("querier {:?}/{:?}: {} rows; {}", p.shape, p.cache, answer.rows, facts.line());
-        rig.expected = answer;
-        rig.facts = facts;
+        eprintln!(
+            "querier {}/{:?}/{:?}: {} rows; {} files in the snapshot; {}; order declared: {}; {}",
+            p.shape.name(),
+            p.order,
+            p.footer_cache,
+            rig.expected.rows,
+            rig.files_total,
+            rig.facts.line(),
+            rig.ordered,
+            rig.config.line()
+        );
         Ok(rig)
+    }
+
+    fn prepare(&mut self, _batch: u64) -> Result<(), RigError> {
+        self.fold();
+        Ok(())
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
         benchhost_plugin_api::slower::spin(crate::SLOWER);
         self.totals.queries += 1;
-        let (batches, planning, _) = self.runtime.block_on(self.query(self.totals.queries))?;
+        let (batches, planning, plan) = self.runtime.block_on(self.query(self.totals.queries))?;
         let io = self.warehouse.io.take();
-        let t = &mut self.totals;
-        t.planning += planning;
-        t.bytes_scanned += io.data_bytes_read;
-        t.files_read += io.data_files_read;
-        t.manifest_reads += io.metadata_reads;
-        let missed = io.metadata_reads > 0;
-        t.cache_violations += u64::from(missed != (self.cache == Cache::Cold));
+        self.totals.bytes_fetched += io.data_bytes_read;
+        self.totals.manifest_reads += io.metadata_reads;
+        self.totals.planning += planning;
+        self.pending.push(plan);
         self.last = batches;
         Ok(())
     }
 
-    fn teardown(self) -> Result<Outcome, RigError> {
+    fn teardown(mut self) -> Result<Outcome, RigError> {
+        self.fold();
         let t = &self.totals;
         if t.queries == 0 {
             return Err(RigError::verification("no query ran"));
         }
+        let per = |total: u64| (total + t.queries / 2) / t.queries;
         let answer =
             self.shape.check(&self.last).map_err(|e| RigError::verification(format!("last timed query: {e}")))?;
-        let per = |total: u64| (total + t.queries / 2) / t.queries;
         let planning_ns = (t.planning.as_nanos() / u128::from(t.queries)) as u64;
-        let f = &self.facts;
-        let note = format!(
-            "{}; {} rows{}",
-            f.line(),
-            answer.rows,
-            if answer.trace_rows_missed > 0 {
-                format!(
-                    ", incomplete by design: {} of the trace's spans lie outside the window",
-                    answer.trace_rows_missed
-                )
-            } else {
-                String::new()
-            }
+        let (reached, pruned) = (per(t.files_reached), per(t.files_pruned));
+        let mut note = format!(
+            "{}; per timed query: files reached {reached}, pruned {pruned}, read {}, {} bytes scanned, sort kept in {} of {}; {} files in the snapshot; order declared: {}; {}; {} rows",
+            self.facts.line(),
+            reached.saturating_sub(pruned),
+            per(t.bytes_scanned),
+            t.sorts_kept,
+            t.queries,
+            self.files_total,
+            self.ordered,
+            self.config.line(),
+            answer.rows
         );
+        if answer.trace_rows_missed > 0 {
+            note += &format!(
+                ", incomplete by design: {} of the trace's spans lie outside the window",
+                answer.trace_rows_missed
+            );
+        }
         Ok(Outcome::new()
             .counter("rows", self.expected.rows)
             .counter("rows_out", answer.rows)
             .counter("queries", t.queries)
             .counter("planning_ns", planning_ns)
-            .counter("files_total", f.files_total)
-            .counter("files_pruned", f.files_total - f.files_planned)
-            .counter("files_read", per(t.files_read))
+            .counter("files_total", self.files_total)
+            .counter("files_reached", reached)
+            .counter("files_pruned", pruned)
+            .counter("files_read", reached.saturating_sub(pruned))
             .counter("bytes_scanned", per(t.bytes_scanned))
+            .counter("bytes_fetched", per(t.bytes_fetched))
             .counter("manifest_reads", per(t.manifest_reads))
-            .counter("cache_violations", t.cache_violations)
-            .counter("sort_kept", u64::from(f.sort_kept))
+            .counter("sort_kept", u64::from(t.sorts_kept * 2 >= t.queries))
             .counter("trace_rows_missed", answer.trace_rows_missed)
             .note(note))
     }

@@ -1,91 +1,152 @@
-//! The querier rig as plain Rust: every shape gives its exact answer on both caches, the cold arm misses on
-//! every query and the warm one never does, and the scan facts say what the plan did.
+//! The querier rig as plain Rust: every shape gives its exact answer, the declared-ordering arms do what seed
+//! 000's table says (the attested oldest-first scan elides its sort and reaches a few files), the mechanism
+//! columns come from the plan that ran (pruning off: nothing pruned, every file read), the footer cache arms
+//! fetch what they should, and a file that attests an order it does not hold is caught.
 
 use benchhost_plugin_api::testing;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 
-fn run(shape: &str, cache: &str) -> Outcome {
-    testing::run::<Querier>(json!({"shape": shape, "cache": cache, "storage": "memory"}), 3)
-        .unwrap_or_else(|e| panic!("{shape}/{cache}: {e}"))
-        .outcome
+fn run(params: Value) -> Outcome {
+    let mut all = json!({"storage": "memory", "workers": 2});
+    all.as_object_mut().unwrap().extend(params.as_object().unwrap().clone());
+    testing::run::<Querier>(all.clone(), 3).unwrap_or_else(|e| panic!("{all}: {e}")).outcome
 }
 
 #[test]
-fn every_shape_answers_exactly_and_the_cache_arms_hit_and_miss_as_declared() {
-    for (shape, rows, missed, sort) in [
-        ("lookup_by_id", 3, 0, 0),
-        ("lookup_by_id_windowed", 1, 2, 0),
-        ("recent_first_topk", 20, 0, 1),
-        ("oldest_first_topk", 20, 0, 1),
-        ("trace_search_groups", 20, 0, 0),
+fn every_shape_answers_exactly() {
+    for (shape, rows, missed) in [
+        ("lookup_by_id", 3, 0),
+        ("lookup_by_id_windowed", 1, 2),
+        ("lookup_via_index", 3, 0),
+        ("trace_search_groups", 20, 0),
+        ("recent_first_topk", 20, 0),
+        ("oldest_first_topk", 20, 0),
+        ("ordered_full_scan", 60_000, 0),
     ] {
-        for cache in ["warm", "cold"] {
-            let outcome = run(shape, cache);
-            let c = &outcome.counters;
-            let arm = format!("{shape}/{cache}: {c:?}");
-            assert_eq!((c["rows"], c["rows_out"], c["trace_rows_missed"]), (rows, rows, missed), "{arm}");
-            assert_eq!(c["sort_kept"], sort, "{arm}");
-            assert_eq!(c["cache_violations"], 0, "{arm}");
-            assert_eq!(c["manifest_reads"] > 0, cache == "cold", "{arm}");
-            assert!(c["bytes_scanned"] > 0 && c["files_read"] > 0, "{arm}");
-            assert!(outcome.note.as_deref().is_some_and(|n| n.contains("in the snapshot")), "{arm}");
-        }
+        let outcome = run(json!({ "shape": shape }));
+        let c = &outcome.counters;
+        assert_eq!((c["rows"], c["rows_out"], c["trace_rows_missed"]), (rows, rows, missed), "{shape}: {c:?}");
+        assert!(c["manifest_reads"] > 0, "{shape}: the manifests are read on every query: {c:?}");
+        assert!(outcome.note.as_deref().is_some_and(|n| n.contains("files reached")), "{shape}");
     }
 }
 
 #[test]
-fn the_windowed_lookup_is_pruned_to_its_day_and_the_unbounded_one_plans_every_file() {
-    let windowed = run("lookup_by_id_windowed", "warm").counters;
-    let unbounded = run("lookup_by_id", "warm").counters;
-    assert_eq!(unbounded["files_total"], 18);
-    assert_eq!(windowed["files_total"], 18);
-    // Partitions prune days 1 and 2 (12 files); timestamp statistics prune day 0's files 0 (00:00-05:33) and
-    // 3 (16:40-22:13). Left: file 1 (05:33-11:06), file 2 (11:06-16:40), the filler (00:00-16:39), the target's
-    // first write (12:00).
-    assert_eq!(windowed["files_pruned"], 14, "{windowed:?}");
-    assert!(windowed["files_read"] <= 4, "{windowed:?}");
+fn the_declared_ordering_arms_do_what_the_seed_table_says() {
+    let arm = |shape: &str, order: &str| run(json!({ "shape": shape, "order": order })).counters;
+    for order in ["attested", "attested_split_off"] {
+        // Oldest first matches the declared order: no sort, and the limit stops after the first files.
+        let c = arm("oldest_first_topk", order);
+        assert_eq!(c["sort_kept"], 0, "{order}: {c:?}");
+        assert!(c["files_reached"] <= 4, "{order}: {c:?}");
+        // A full ordered scan elides the sort too, and reads every file.
+        let c = arm("ordered_full_scan", order);
+        assert_eq!((c["sort_kept"], c["files_read"]), (0, 60), "{order}: {c:?}");
+    }
+    let c = arm("oldest_first_topk", "unattested");
+    assert_eq!(c["sort_kept"], 1, "{c:?}");
+    assert_eq!(c["files_reached"], 60, "{c:?}");
+    // Recent first keeps a TopK in every arm. Its dynamic filter prunes the files older than its threshold, and
+    // DataFusion 53 reads each group's files in their planned order, oldest first: with contiguous groups the
+    // newer group's first file prunes the older group (about half the files); with the attested order's
+    // interleaved groups every file is newer than the threshold when it opens, and almost none is pruned.
+    for order in ["attested", "attested_split_off", "unattested"] {
+        let c = arm("recent_first_topk", order);
+        assert_eq!(c["sort_kept"], 1, "{order}: {c:?}");
+    }
+    assert!(arm("recent_first_topk", "unattested")["files_pruned"] >= 20);
+    assert!(arm("recent_first_topk", "attested")["files_pruned"] < 10);
 }
 
 #[test]
-fn the_ordered_full_scan_returns_every_row_in_order() {
-    let c = run("ordered_full_scan", "warm").counters;
-    assert_eq!((c["rows_out"], c["files_total"], c["sort_kept"]), (60_000, 60, 1));
-}
-
-#[test]
-fn a_wrong_order_is_a_verification_failure() {
-    let spans = corpus::sequential_files().concat();
-    let schema = Arc::new(arrow::datatypes::Schema::new(vec![
-        arrow::datatypes::Field::new("trace_id", arrow::datatypes::DataType::Utf8, false),
-        arrow::datatypes::Field::new("span_id", arrow::datatypes::DataType::Utf8, false),
-        arrow::datatypes::Field::new(
-            "timestamp",
-            arrow::datatypes::DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, None),
-            false,
-        ),
-    ]));
-    let batch = |rows: &[crate::traces::Span]| {
-        RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                Arc::new(arrow::array::StringArray::from_iter_values(rows.iter().map(|s| &s.trace_id))),
-                Arc::new(arrow::array::StringArray::from_iter_values(rows.iter().map(|s| &s.span_id))),
-                Arc::new(arrow::array::TimestampMicrosecondArray::from_iter_values(
-                    rows.iter().map(|s| s.timestamp_us),
-                )),
-            ],
-        )
-        .unwrap()
+fn datafusion_53_reverses_a_declared_order_only_for_its_exact_reverse_nulls_included() {
+    // Why recent first prunes little on the attested table: `ORDER BY timestamp DESC` means NULLS FIRST, which
+    // is not the reverse of the declared `timestamp ASC NULLS FIRST`. Asked NULLS LAST, the scan reverses each
+    // group's files, reads the newest first, and the TopK's threshold prunes nearly every other file.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pruned = |nulls: &str| {
+        runtime.block_on(async {
+            let warehouse = Warehouse::new(Storage::Memory, dir.path()).await.unwrap();
+            let name = format!("spans_{}", nulls.replace(' ', "_").to_lowercase());
+            let mut table =
+                warehouse.create_ordered(&name, crate::warehouse::Layout::Unpartitioned, true).await.unwrap();
+            for file in crate::corpus::sequential_files() {
+                table = warehouse.append(&table, &file).await.unwrap();
+            }
+            let store = IcebergStore::new(warehouse.file_io(), IcebergStore::prefix_of(&warehouse.location));
+            let ctx = Config::querier(2).session(store).unwrap();
+            ctx.register_table(SCANNED, Arc::new(IcebergParquetTable::new(table).unwrap())).unwrap();
+            let sql =
+                format!("SELECT trace_id, span_id, timestamp FROM {SCANNED} ORDER BY timestamp DESC {nulls} LIMIT 20");
+            let plan = ctx.sql(&sql).await.unwrap().create_physical_plan().await.unwrap();
+            let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+            Shape::RecentFirstTopk.check(&batches).unwrap();
+            Facts::of(&plan).files_pruned
+        })
     };
-    let first: Vec<_> = spans[..20].to_vec();
-    assert_eq!(Shape::OldestFirstTopk.check(&[batch(&first)]).unwrap().rows, 20);
-    let mut swapped = first.clone();
-    swapped.swap(3, 4);
-    let err = Shape::OldestFirstTopk.check(&[batch(&swapped)]).unwrap_err();
-    assert!(err.starts_with("row 3 is "), "{err}");
-    let err = Shape::RecentFirstTopk.check(&[batch(&first)]).unwrap_err();
+    let (first, last) = (pruned("NULLS FIRST"), pruned("NULLS LAST"));
+    assert!(first < 10, "{first}");
+    assert!(last >= 50, "{last}");
+}
+
+#[test]
+fn with_pruning_off_nothing_is_pruned_and_every_file_is_read() {
+    let on = run(json!({ "shape": "recent_first_topk" })).counters;
+    let off = run(json!({ "shape": "recent_first_topk", "pruning": false })).counters;
+    assert!(on["files_pruned"] > 0, "{on:?}");
+    assert_eq!((off["files_reached"], off["files_pruned"], off["files_read"]), (60, 0, 60), "{off:?}");
+}
+
+#[test]
+fn a_point_index_narrows_the_lookup_to_the_files_that_hold_the_trace() {
+    let unbounded = run(json!({ "shape": "lookup_by_id" })).counters;
+    let indexed = run(json!({ "shape": "lookup_via_index" })).counters;
+    assert_eq!(unbounded["files_total"], 18);
+    assert_eq!(indexed["files_reached"], 3, "the three writes of the target: {indexed:?}");
+    assert!(unbounded["files_reached"] > 3, "{unbounded:?}");
+}
+
+#[test]
+fn warm_footers_are_not_fetched_again_cold_and_off_ones_are() {
+    let fetched =
+        |cache: &str| run(json!({ "shape": "lookup_by_id", "footer_cache": cache })).counters["bytes_fetched"];
+    let (warm, cold, off) = (fetched("warm"), fetched("cold"), fetched("off"));
+    assert!(warm < cold && warm < off, "warm {warm}, cold {cold}, off {off}");
+}
+
+#[test]
+fn an_order_on_a_shape_that_has_none_is_refused_naming_both() {
+    let params = json!({"shape": "lookup_by_id", "order": "attested", "footer_cache": "warm", "pruning": true,
+        "storage": "memory", "workers": 2});
+    let err = Querier::setup(serde_json::from_value(params).unwrap(), &SetupContext::default()).err().unwrap();
+    assert_eq!(err.kind, benchhost_plugin_api::ErrorKind::InvalidParams);
+    assert_eq!(err.message, "order = attested applies to the ordered shapes only (shape = lookup_by_id)");
+}
+
+#[test]
+fn a_file_that_attests_an_order_it_does_not_hold_is_caught() {
+    // An ingester that declares the order without sorting: its file's rows are reversed. The scan trusts the
+    // declaration and elides the sort; the answer's order check is what catches it.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let err = runtime.block_on(async {
+        let warehouse = Warehouse::new(Storage::Memory, dir.path()).await.unwrap();
+        let mut table =
+            warehouse.create_ordered("spans_sorted", crate::warehouse::Layout::Unpartitioned, true).await.unwrap();
+        let mut files = crate::corpus::sequential_files();
+        files[0].reverse();
+        for file in &files {
+            table = warehouse.append(&table, file).await.unwrap();
+        }
+        let store = IcebergStore::new(warehouse.file_io(), IcebergStore::prefix_of(&warehouse.location));
+        let ctx = Config::querier(2).session(store).unwrap();
+        ctx.register_table(SCANNED, Arc::new(IcebergParquetTable::new(table).unwrap())).unwrap();
+        let batches = ctx.sql(&Shape::OldestFirstTopk.sql(SCANNED, 0)).await.unwrap().collect().await.unwrap();
+        Shape::OldestFirstTopk.check(&batches).unwrap_err()
+    });
     assert!(err.starts_with("row 0 is "), "{err}");
 }
 
@@ -101,15 +162,14 @@ fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
             counting: false,
             window_ns: None,
         };
-        let params = serde_json::from_value(
-            json!({"shape": "ordered_full_scan", "cache": "cold", "storage": "memory", "workers": 2}),
-        );
-        let mut rig = Querier::setup(params.unwrap(), &ctx).unwrap();
+        let params = json!({"shape": "ordered_full_scan", "order": "attested", "footer_cache": "cold", "pruning": true,
+            "storage": "memory", "workers": 2});
+        let mut rig = Querier::setup(serde_json::from_value(params).unwrap(), &ctx).unwrap();
         rig.iterate().unwrap();
         rig.teardown().unwrap().counters
     };
     let first = outcome("a");
-    let pointer = seeds.join("querier-spans/metadata-location");
+    let pointer = seeds.join("querier-spans_sorted/metadata-location");
     let kept_at = std::fs::metadata(&pointer).unwrap().modified().unwrap();
     let second = outcome("b");
     assert_eq!(std::fs::metadata(&pointer).unwrap().modified().unwrap(), kept_at, "the seed was not built again");

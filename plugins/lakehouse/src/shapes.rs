@@ -18,6 +18,8 @@ pub enum Shape {
     LookupById,
     /// The same, within ±1 h of the trace's first write: fast, and incomplete by design.
     LookupByIdWindowed,
+    /// The same, on the files a point index names (a bloom-filtered Parquet index of trace id to file).
+    LookupViaIndex,
     /// `ORDER BY timestamp DESC LIMIT 20`.
     RecentFirstTopk,
     /// `ORDER BY timestamp ASC LIMIT 20`.
@@ -51,29 +53,48 @@ impl Shape {
     /// The table this shape reads.
     pub fn corpus(self) -> Corpus {
         match self {
-            Shape::LookupById | Shape::LookupByIdWindowed | Shape::TraceSearchGroups => Corpus::Traces,
+            Shape::LookupById | Shape::LookupByIdWindowed | Shape::LookupViaIndex | Shape::TraceSearchGroups => {
+                Corpus::Traces
+            }
             Shape::RecentFirstTopk | Shape::OldestFirstTopk | Shape::OrderedFullScan => Corpus::Spans,
         }
     }
 
-    /// The statement. `tag` makes each iteration's text new (`-- q{tag}`), so no layer can answer from a
-    /// memo of an earlier statement.
-    pub fn sql(self, tag: u64) -> String {
+    /// The shape's name, as the `shape` parameter spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::LookupById => "lookup_by_id",
+            Shape::LookupByIdWindowed => "lookup_by_id_windowed",
+            Shape::LookupViaIndex => "lookup_via_index",
+            Shape::RecentFirstTopk => "recent_first_topk",
+            Shape::OldestFirstTopk => "oldest_first_topk",
+            Shape::OrderedFullScan => "ordered_full_scan",
+            Shape::TraceSearchGroups => "trace_search_groups",
+        }
+    }
+
+    /// The statement over table `table`. `tag` makes each iteration's text new (`-- q{tag}`), so no layer can
+    /// answer from a memo of an earlier statement.
+    pub fn sql(self, table: &str, tag: u64) -> String {
         let (from, to) = window();
         let statement = match self {
-            Shape::LookupById => format!("SELECT * FROM traces WHERE trace_id = '{TARGET}'"),
+            Shape::LookupById | Shape::LookupViaIndex => {
+                format!("SELECT * FROM {table} WHERE trace_id = '{TARGET}'")
+            }
             Shape::LookupByIdWindowed => format!(
-                "SELECT * FROM traces WHERE trace_id = '{TARGET}' \
+                "SELECT * FROM {table} WHERE trace_id = '{TARGET}' \
                  AND timestamp >= to_timestamp_micros({from}) AND timestamp <= to_timestamp_micros({to})"
             ),
             Shape::RecentFirstTopk => {
-                format!("SELECT trace_id, span_id, timestamp FROM spans ORDER BY timestamp DESC LIMIT {TOPK}")
+                format!("SELECT trace_id, span_id, timestamp FROM {table} ORDER BY timestamp DESC LIMIT {TOPK}")
             }
             Shape::OldestFirstTopk => {
-                format!("SELECT trace_id, span_id, timestamp FROM spans ORDER BY timestamp ASC LIMIT {TOPK}")
+                format!("SELECT trace_id, span_id, timestamp FROM {table} ORDER BY timestamp ASC LIMIT {TOPK}")
             }
-            Shape::OrderedFullScan => "SELECT trace_id, span_id, timestamp FROM spans ORDER BY timestamp ASC".into(),
-            Shape::TraceSearchGroups => format!("SELECT DISTINCT trace_id FROM traces LIMIT {TOPK}"),
+            Shape::OrderedFullScan => {
+                format!("SELECT trace_id, span_id, timestamp FROM {table} ORDER BY timestamp ASC")
+            }
+            Shape::TraceSearchGroups => format!("SELECT DISTINCT trace_id FROM {table} LIMIT {TOPK}"),
         };
         format!("{statement} -- q{tag}")
     }
@@ -83,9 +104,9 @@ impl Shape {
         let got: Vec<Span> = batches.iter().flat_map(crate::traces::from_batch).collect();
         let all_target = || corpus::traces_files().into_iter().flatten().filter(|s| s.trace_id == TARGET);
         match self {
-            Shape::LookupById | Shape::LookupByIdWindowed => {
+            Shape::LookupById | Shape::LookupByIdWindowed | Shape::LookupViaIndex => {
                 let (from, to) = window();
-                let in_window = |s: &Span| self == Shape::LookupById || (from..=to).contains(&s.timestamp_us);
+                let in_window = |s: &Span| self != Shape::LookupByIdWindowed || (from..=to).contains(&s.timestamp_us);
                 let mut expected: Vec<Span> = all_target().filter(in_window).collect();
                 let missed = all_target().count() - expected.len();
                 // Files are read concurrently, so the lookup has no row order: compare as sorted lists.

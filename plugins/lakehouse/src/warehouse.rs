@@ -11,14 +11,15 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use iceberg::io::{LocalFsStorage, MemoryStorage};
 use iceberg::memory::{MEMORY_CATALOG_WAREHOUSE, MemoryCatalog, MemoryCatalogBuilder};
-use iceberg::spec::{DataFile, DataFileFormat, Literal, PartitionKey, PartitionSpec, Struct, Transform};
+use iceberg::spec::{
+    DataContentType, DataFile, DataFileFormat, Literal, NullOrder, PartitionKey, PartitionSpec, SortDirection,
+    SortField, SortOrder, Struct, Transform,
+};
 use iceberg::table::Table;
 use iceberg::transaction::{ApplyTransactionAction, Transaction};
-use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
 use iceberg::writer::file_writer::ParquetWriterBuilder;
 use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
-use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
 use iceberg::{Catalog, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -89,6 +90,11 @@ impl Warehouse {
         Ok(Warehouse { catalog: Arc::new(catalog), namespace, io, storage, location })
     }
 
+    /// A `FileIO` over the warehouse's storage (and its counters), for files beside the tables (an index).
+    pub fn file_io(&self) -> iceberg::io::FileIO {
+        iceberg::io::FileIOBuilder::new(Arc::new(CountingFactory::new(self.storage.clone()))).build()
+    }
+
     /// The identifier of table `name`.
     pub fn ident(&self, name: &str) -> TableIdent {
         TableIdent::new(self.namespace.clone(), name.to_string())
@@ -96,6 +102,12 @@ impl Warehouse {
 
     /// Creates an empty traces table.
     pub async fn create(&self, name: &str, layout: Layout) -> iceberg::Result<Table> {
+        self.create_ordered(name, layout, false).await
+    }
+
+    /// Creates an empty traces table that declares the sort order `(timestamp, trace_id)`, ascending, when
+    /// `sorted`; every file appended to it attests that order (see [`Warehouse::append`]).
+    pub async fn create_ordered(&self, name: &str, layout: Layout, sorted: bool) -> iceberg::Result<Table> {
         let schema = traces::schema()?;
         let spec = match layout {
             Layout::Unpartitioned => PartitionSpec::builder(schema.clone()).build()?,
@@ -103,7 +115,23 @@ impl Warehouse {
                 .add_partition_field("timestamp", "day", Transform::Day)?
                 .build()?,
         };
-        let creation = TableCreation::builder().name(name.to_string()).schema(schema).partition_spec(spec).build();
+        let creation = TableCreation::builder().name(name.to_string()).schema(schema.clone()).partition_spec(spec);
+        if !sorted {
+            return self.catalog.create_table(&self.namespace, creation.build()).await;
+        }
+        let mut order = SortOrder::builder();
+        for name in ["timestamp", "trace_id"] {
+            let source_id = schema.field_by_name(name).map_or(0, |f| f.id);
+            order.with_sort_field(
+                SortField::builder()
+                    .source_id(source_id)
+                    .transform(Transform::Identity)
+                    .direction(SortDirection::Ascending)
+                    .null_order(NullOrder::First)
+                    .build(),
+            );
+        }
+        let creation = creation.sort_order(order.build(&schema)?).build();
         self.catalog.create_table(&self.namespace, creation).await
     }
 
@@ -131,7 +159,9 @@ pub fn arrow_schema(table: &Table) -> iceberg::Result<SchemaRef> {
 }
 
 /// Writes `batch` (of [`arrow_schema`]) into one new Parquet data file of `table`, not yet committed. On a daily
-/// table the file belongs to partition `day` (days since the epoch); unpartitioned tables ignore it.
+/// table the file belongs to partition `day` (days since the epoch); unpartitioned tables ignore it. On a table
+/// that declares a sort order the file attests it (its `sort_order_id`): as an ingester that sorts each commit
+/// group, the caller gives rows in that order (nothing here checks it; the querier's answers do).
 pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg::Result<Vec<DataFile>> {
     let metadata = table.metadata();
     let trace_id = ColumnPath::from("trace_id");
@@ -156,7 +186,25 @@ pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg:
         let value = Struct::from_iter([Some(Literal::date(day))]);
         Some(PartitionKey::new(spec.as_ref().clone(), metadata.current_schema().clone(), value))
     };
-    let mut writer = DataFileWriterBuilder::new(rolling).build(key).await?;
-    writer.write(batch).await?;
-    writer.close().await
+    // The rolling writer's own builders, finished here: iceberg's `DataFileWriter` never sets `sort_order_id`.
+    let mut writer = rolling.build();
+    writer.write(&key, &batch).await?;
+    let order = metadata.default_sort_order();
+    let attests = (!order.fields.is_empty()).then_some(order.order_id as i32);
+    let mut files = Vec::new();
+    for mut file in writer.close().await? {
+        file.content(DataContentType::Data);
+        if let Some(key) = &key {
+            file.partition(key.data().clone()).partition_spec_id(key.spec().spec_id());
+        }
+        if let Some(id) = attests {
+            file.sort_order_id(id);
+        }
+        files.push(
+            file.build().map_err(|e| {
+                iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("building a data file: {e}"))
+            })?,
+        );
+    }
+    Ok(files)
 }

@@ -1,0 +1,110 @@
+//! The querier's tables, seeded as seed 000 seeds them, and the point indexes beside them:
+//! - `traces`: day partitions, the target trace written three times ([`crate::corpus::traces_files`]), and its
+//!   index of trace id to data file;
+//! - `spans`: 60 sequential files through the plain write path: no file attests an order;
+//! - `spans_sorted`: the same files, written sorted into a table that declares `(timestamp, trace_id)`, each
+//!   file attesting it (seed 000's ingest path).
+//!
+//! A memory warehouse's tables are seeded once per library and run and copied into each instance
+//! ([`crate::snapshot`]); a directory's are seeded by each instance (its files' paths are its own).
+
+use std::path::Path;
+
+use benchhost_plugin_api::{RigError, SetupContext};
+use iceberg::TableIdent;
+use iceberg::table::Table;
+use tokio::runtime::Runtime;
+
+use crate::corpus;
+use crate::scan::index::Index;
+use crate::scan::store::IcebergStore;
+use crate::snapshot;
+use crate::warehouse::{Layout, Storage, Warehouse};
+
+/// A table the querier reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeded {
+    Traces,
+    Spans,
+    SpansSorted,
+}
+
+impl Seeded {
+    /// The table's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Seeded::Traces => "traces",
+            Seeded::Spans => "spans",
+            Seeded::SpansSorted => "spans_sorted",
+        }
+    }
+
+    /// Seeds the table: one append (one file, one snapshot) per corpus file.
+    async fn seed(self, warehouse: &Warehouse) -> Result<Table, RigError> {
+        let (layout, files, sorted) = match self {
+            Seeded::Traces => (Layout::Daily, corpus::traces_files(), false),
+            Seeded::Spans => (Layout::Unpartitioned, corpus::sequential_files(), false),
+            // The sequential files are in (timestamp, trace_id) order already: sorting them is the ingester's.
+            Seeded::SpansSorted => (Layout::Unpartitioned, corpus::sequential_files(), true),
+        };
+        let mut table = warehouse.create_ordered(self.name(), layout, sorted).await?;
+        for file in &files {
+            table = warehouse.append(&table, file).await?;
+        }
+        if self == Seeded::Traces {
+            write_index(warehouse, &table).await?;
+        }
+        Ok(table)
+    }
+
+    /// The table in `warehouse`: in memory, a copy of the seed kept for this library and run (built by the first
+    /// instance); on disk, seeded here.
+    pub fn open(
+        self,
+        warehouse: &Warehouse,
+        storage: Storage,
+        ctx: &SetupContext,
+        runtime: &Runtime,
+    ) -> Result<TableIdent, RigError> {
+        if storage == Storage::Memory {
+            let kept = ctx.seed(&format!("querier-{}", self.name()), |dir| runtime.block_on(self.keep(dir)))?;
+            runtime.block_on(snapshot::Kept::read(&kept)?.load(warehouse, self.name()))
+        } else {
+            runtime.block_on(self.seed(warehouse))?;
+            Ok(warehouse.ident(self.name()))
+        }
+    }
+
+    /// Seeds the table in a memory warehouse of its own and keeps it (and its index) in `dir`.
+    async fn keep(self, dir: &Path) -> Result<(), RigError> {
+        let warehouse = Warehouse::seeding(Storage::Memory, dir).await?;
+        let table = self.seed(&warehouse).await?;
+        snapshot::keep(&warehouse, &table, dir).await
+    }
+}
+
+/// Where a table's point index lives: beside its data, under the table's location.
+pub fn index_location(table: &Table) -> String {
+    format!("{}/index", table.metadata().location())
+}
+
+/// Writes the index of `table`'s data files: every trace id of every file, to the file's object path.
+async fn write_index(warehouse: &Warehouse, table: &Table) -> Result<(), RigError> {
+    let schema = crate::warehouse::arrow_schema(table)?;
+    let mut entries = Vec::new();
+    for planned in crate::scan::files::plan(table, &schema).await? {
+        let path = planned.file.path().to_string();
+        let location = format!("{}{path}", IcebergStore::prefix_of(&warehouse.location));
+        let bytes = table.file_io().new_input(&location)?.read().await?;
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .map_err(|e| RigError::new(format!("reading {location} for the index: {e}")))?
+            .build()
+            .map_err(|e| RigError::new(format!("reading {location} for the index: {e}")))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| RigError::new(format!("reading {location} for the index: {e}")))?;
+            entries.extend(crate::traces::from_batch(&batch).into_iter().map(|s| (s.trace_id, path.clone())));
+        }
+    }
+    Index::write(&warehouse.file_io(), &index_location(table), entries).await?;
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The files a query scans, planned from the Iceberg snapshot the way seed 000's querier plans them: the
+//! manifest list and every manifest are read on every query (no manifest cache), and each live data file
+//! becomes a DataFusion `PartitionedFile` with the statistics its manifest entry holds (row count, and per
+//! column the lower and upper bounds and null count), so DataFusion can prune it, order it and stop early.
+
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
+use datafusion::datasource::listing::PartitionedFile;
+use iceberg::spec::{DataContentType, DataFile, Datum, ManifestContentType, PrimitiveLiteral, PrimitiveType};
+use iceberg::table::Table;
+
+use crate::scan::store::IcebergStore;
+
+/// One data file of the snapshot, as planned.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The file, with its size and statistics, for DataFusion.
+    pub file: PartitionedFile,
+    /// The sort order its writer declared (Iceberg's `sort_order_id`), if any.
+    pub sort_order_id: Option<i32>,
+}
+
+/// Every live data file of `table`'s current snapshot, in manifest order (the order they were appended), with
+/// statistics over `schema` (the table's Arrow schema, whose fields carry their Iceberg field ids).
+pub async fn plan(table: &Table, schema: &SchemaRef) -> iceberg::Result<Vec<Planned>> {
+    let Some(snapshot) = table.metadata().current_snapshot() else { return Ok(Vec::new()) };
+    let list = table.manifest_list_reader(snapshot).load().await?;
+    let mut planned = Vec::new();
+    for manifest in list.entries().iter().filter(|m| m.content == ManifestContentType::Data) {
+        let manifest = manifest.load_manifest(table.file_io()).await?;
+        for entry in manifest.entries() {
+            if !entry.is_alive() || entry.content_type() != DataContentType::Data {
+                continue;
+            }
+            let data = entry.data_file();
+            let file = PartitionedFile::new(IcebergStore::path_of(data.file_path()), data.file_size_in_bytes())
+                .with_statistics(Arc::new(statistics(data, schema)));
+            planned.push(Planned { file, sort_order_id: data.sort_order_id() });
+        }
+    }
+    Ok(planned)
+}
+
+/// A file's statistics from its manifest entry, one column entry per field of `schema`, in order. Iceberg's
+/// bounds are true bounds (a truncated string bound still bounds), so they are exact for pruning.
+fn statistics(data: &DataFile, schema: &SchemaRef) -> Statistics {
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let id = field.metadata().get(parquet::arrow::PARQUET_FIELD_ID_META_KEY).and_then(|id| id.parse().ok());
+            let bound = |bounds: &std::collections::HashMap<i32, Datum>| {
+                id.and_then(|id| bounds.get(&id)).and_then(scalar).map_or(Precision::Absent, Precision::Exact)
+            };
+            let nulls = id.and_then(|id| data.null_value_counts().get(&id));
+            ColumnStatistics::new_unknown()
+                .with_min_value(bound(data.lower_bounds()))
+                .with_max_value(bound(data.upper_bounds()))
+                .with_null_count(nulls.map_or(Precision::Absent, |n| Precision::Exact(*n as usize)))
+        })
+        .collect();
+    Statistics {
+        num_rows: Precision::Exact(data.record_count() as usize),
+        total_byte_size: Precision::Inexact(data.file_size_in_bytes() as usize),
+        column_statistics: columns,
+    }
+}
+
+/// An Iceberg bound as the scalar of its Arrow column (the types `iceberg::arrow::schema_to_arrow_schema` maps to).
+fn scalar(datum: &Datum) -> Option<ScalarValue> {
+    use PrimitiveLiteral as L;
+    use PrimitiveType as T;
+    Some(match (datum.data_type(), datum.literal()) {
+        (T::String, L::String(s)) => ScalarValue::Utf8(Some(s.clone())),
+        (T::Timestamp, L::Long(v)) => ScalarValue::TimestampMicrosecond(Some(*v), None),
+        (T::Timestamptz, L::Long(v)) => ScalarValue::TimestampMicrosecond(Some(*v), Some("+00:00".into())),
+        (T::Long, L::Long(v)) => ScalarValue::Int64(Some(*v)),
+        (T::Int, L::Int(v)) => ScalarValue::Int32(Some(*v)),
+        (T::Date, L::Int(v)) => ScalarValue::Date32(Some(*v)),
+        _ => return None,
+    })
+}
