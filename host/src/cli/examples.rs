@@ -34,7 +34,7 @@ pub const COMPARE: &str = "Examples:
 /// `benchhost trend`.
 pub const TREND: &str = "Examples:
   benchhost trend results/nightly.jsonl
-  benchhost trend results/nightly.jsonl 'querier.*cache=warm' --metric query_time --json
+  benchhost trend results/nightly.jsonl 'querier.*footer_cache=warm' --metric query_time --json
   benchhost trend --warehouse warehouse/ --fail-on regression --within 3   # the nightly gate";
 
 /// `benchhost calibrate`.

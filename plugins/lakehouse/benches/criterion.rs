@@ -9,7 +9,7 @@ use serde_json::json;
 
 fn rigs(c: &mut Criterion) {
     bench::<Compaction>(c, json!({"files": 6, "rows_per_file": 100}));
-    bench::<Querier>(c, json!({"shape": "recent_first_topk", "cache": "warm"}));
+    bench::<Querier>(c, json!({"shape": "recent_first_topk"}));
 }
 
 criterion_group! {

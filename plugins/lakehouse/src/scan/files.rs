@@ -24,13 +24,26 @@ pub struct Planned {
 }
 
 /// Every live data file of `table`'s current snapshot, in manifest order (the order they were appended), with
-/// statistics over `schema` (the table's Arrow schema, whose fields carry their Iceberg field ids).
+/// statistics over `schema` (the table's Arrow schema, whose fields carry their Iceberg field ids). The manifests
+/// are read and decoded at once, each a task of the runtime, as iceberg's own planner reads them: one after the
+/// other, the 60-file table's planning took 27 ms of a 28 ms oldest-first query.
 pub async fn plan(table: &Table, schema: &SchemaRef) -> iceberg::Result<Vec<Planned>> {
     let Some(snapshot) = table.metadata().current_snapshot() else { return Ok(Vec::new()) };
     let list = table.manifest_list_reader(snapshot).load().await?;
+    let loads: Vec<_> = list
+        .entries()
+        .iter()
+        .filter(|m| m.content == ManifestContentType::Data)
+        .map(|manifest| {
+            let (manifest, file_io) = (manifest.clone(), table.file_io().clone());
+            tokio::spawn(async move { manifest.load_manifest(&file_io).await })
+        })
+        .collect();
     let mut planned = Vec::new();
-    for manifest in list.entries().iter().filter(|m| m.content == ManifestContentType::Data) {
-        let manifest = manifest.load_manifest(table.file_io()).await?;
+    for load in loads {
+        let manifest = load
+            .await
+            .map_err(|e| iceberg::Error::new(iceberg::ErrorKind::Unexpected, format!("reading a manifest: {e}")))??;
         for entry in manifest.entries() {
             if !entry.is_alive() || entry.content_type() != DataContentType::Data {
                 continue;
