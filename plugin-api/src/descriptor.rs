@@ -80,6 +80,19 @@ pub struct Param {
     /// Other names accepted in `rigs.toml` and `--set`; records always use `name`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// Where a value other than the default means something: only where another parameter has one of some
+    /// values. A cell that sets it elsewhere is a config error before anything runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_where: Option<OnlyWhere>,
+}
+
+/// The cells where a parameter's non-default values mean something: those where `param` is one of `values`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlyWhere {
+    /// The other parameter.
+    pub param: String,
+    /// Its values that give this one a meaning.
+    pub values: Vec<Value>,
 }
 
 impl Param {
@@ -93,6 +106,7 @@ impl Param {
             max: None,
             doc: String::new(),
             aliases: vec![],
+            only_where: None,
         }
     }
     /// Whether `key` names this parameter, by its name or an alias.
@@ -138,6 +152,20 @@ impl Param {
     /// Sets the one-line description.
     pub fn doc(mut self, doc: &str) -> Self {
         self.doc = doc.into();
+        self
+    }
+    /// Gives the parameter's non-default values a meaning only where parameter `param` has one of `values`: a
+    /// cell that sets it elsewhere is refused before anything runs, naming both parameters.
+    ///
+    /// # Examples
+    /// ```
+    /// use benchhost_plugin_api::Param;
+    /// let order = Param::choice("order", "unattested", &["unattested", "attested"])
+    ///     .only_where("shape", ["oldest_first_topk", "ordered_full_scan"]);
+    /// assert_eq!(order.only_where.unwrap().param, "shape");
+    /// ```
+    pub fn only_where(mut self, param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        self.only_where = Some(OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() });
         self
     }
 }

@@ -134,6 +134,23 @@ pub fn problems(d: &Descriptor) -> Vec<String> {
             }
         }
     }
+    for (param, only) in d.params.iter().filter_map(|p| Some((p, p.only_where.as_ref()?))) {
+        match d.params.iter().find(|other| other.name == only.param && other.name != param.name) {
+            None => problems.push(format!(
+                "`{}` applies only where `{}` ..., a parameter it does not declare",
+                param.name, only.param
+            )),
+            Some(other) => {
+                let refused = only.values.iter().find(|v| other.allowed.as_ref().is_some_and(|a| !a.contains(v)));
+                if let Some(value) = refused {
+                    problems.push(format!(
+                        "`{}` applies only where `{}` is {value}, a value it does not allow",
+                        param.name, only.param
+                    ));
+                }
+            }
+        }
+    }
     let mut metrics = BTreeSet::new();
     for metric in &d.metrics {
         if !metrics.insert(metric.name.as_str()) {
@@ -187,5 +204,17 @@ mod tests {
         assert!(problems[2].starts_with("the default of `codec` is refused"), "{}", problems[2]);
         assert_eq!(problems[3], "parameter `rows` is declared twice");
         assert_eq!(problems[4], "metric `t` is declared twice");
+        let pointless = Descriptor::iterations("q", "")
+            .param(Param::choice("shape", "a", &["a", "b"]))
+            .param(Param::bool("x", false).only_where("shape", ["c"]))
+            .param(Param::bool("y", false).only_where("nosuch", ["a"]))
+            .metric(Metric::iter_time("t"));
+        assert_eq!(
+            super::problems(&pointless),
+            [
+                "`x` applies only where `shape` is \"c\", a value it does not allow",
+                "`y` applies only where `nosuch` ..., a parameter it does not declare"
+            ]
+        );
     }
 }

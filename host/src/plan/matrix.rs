@@ -250,7 +250,47 @@ fn points(
     }
     points.retain(|p| !excludes.iter().any(|ex| ex.iter().all(|(k, v)| p.get(k) == Some(v))));
     points.dedup();
+    check_only_where(config, rig, descriptor, entry, &points)?;
     Ok(points)
+}
+
+/// An error for the first cell that gives a parameter a value where it means nothing (`Param::only_where`),
+/// naming both parameters, at the spot in the file that set it (or `--set`).
+fn check_only_where(
+    config: &Config,
+    rig: &str,
+    descriptor: &Descriptor,
+    entry: &RigEntry,
+    points: &[BTreeMap<String, Value>],
+) -> Result<(), ConfigError> {
+    for param in &descriptor.params {
+        let Some(only) = &param.only_where else { continue };
+        let meaningless = points.iter().find(|p| {
+            p.get(&param.name) != Some(&param.default) && !p.get(&only.param).is_some_and(|v| only.values.contains(v))
+        });
+        let Some(point) = meaningless else { continue };
+        let plain = |v: Option<&Value>| v.map_or("-".into(), crate::report::format::plain);
+        let values: Vec<String> = only.values.iter().map(crate::report::format::plain).collect();
+        let message = format!(
+            "`{} = {}` of rig `{rig}` applies only where `{}` is one of {}, and a cell has {} = {} (exclude that \
+             combination or narrow the matrix)",
+            param.name,
+            plain(point.get(&param.name)),
+            only.param,
+            values.join(", "),
+            only.param,
+            plain(point.get(&only.param)),
+        );
+        let spot = [&entry.params, &entry.matrix, &entry.quick]
+            .into_iter()
+            .flat_map(|table| table.keys())
+            .find(|key| param.answers_to(key.get_ref()));
+        return Err(match spot {
+            Some(key) => config.error_at(key.span().start, message),
+            None => ConfigError { location: "--set".into(), message },
+        });
+    }
+    Ok(())
 }
 
 fn excludes(

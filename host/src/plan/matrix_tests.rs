@@ -295,3 +295,27 @@ fn a_cell_limit_of_zero_is_refused_where_it_was_set() {
     assert!(expand_text(two, &one).unwrap_err().starts_with("--max-cells: the matrix has over 1 cells"));
     assert!(err(&format!("[defaults]\nmax_cells = 1\n{two}")).starts_with("rigs.toml:2:13: the matrix has over 1"));
 }
+
+#[test]
+fn a_parameter_set_where_it_means_nothing_is_refused_naming_both() {
+    let querier = Descriptor::iterations("querier", "")
+        .param(Param::choice("shape", "lookup", &["lookup", "oldest_first"]))
+        .param(Param::choice("order", "unattested", &["unattested", "attested"]).only_where("shape", ["oldest_first"]));
+    let catalog = Fake { rigs: vec![querier] };
+    let expand_with = |text: &str, sets: Vec<(String, String)>| {
+        let config = Config::parse(Path::new("rigs.toml"), text.to_string()).map_err(|e| e.to_string())?;
+        expand(&config, &catalog, &Overrides { sets, ..Overrides::default() }).map_err(|e| e.to_string())
+    };
+    let text =
+        "[rig.querier]\nmatrix = { shape = [\"lookup\", \"oldest_first\"], order = [\"unattested\", \"attested\"] }\n";
+    assert_eq!(
+        expand_with(text, vec![]).unwrap_err(),
+        "rigs.toml:2:48: `order = attested` of rig `querier` applies only where `shape` is one of oldest_first, and a \
+         cell has shape = lookup (exclude that combination or narrow the matrix)"
+    );
+    let excluded = format!("{text}exclude = [{{ shape = \"lookup\", order = \"attested\" }}]\n");
+    assert_eq!(expand_with(&excluded, vec![]).unwrap().len(), 3, "the default stays allowed everywhere");
+    let set = vec![("order".to_string(), "attested".to_string())];
+    let err = expand_with("[rig.querier]\n", set).unwrap_err();
+    assert!(err.starts_with("--set: `order = attested` of rig `querier`"), "{err}");
+}

@@ -118,6 +118,9 @@ pub struct Querier {
     last: Vec<RecordBatch>,
 }
 
+/// The shapes of the declared-ordering group, on the `spans` tables: the only ones an `order` applies to.
+const ORDERED: [&str; 3] = ["recent_first_topk", "oldest_first_topk", "ordered_full_scan"];
+
 /// The table name the shape's SQL reads.
 const SCANNED: &str = "scanned";
 
@@ -182,7 +185,8 @@ impl Rig for Querier {
         .param(Param::choice("shape", "lookup_by_id", &shapes))
         .param(
             Param::choice("order", "unattested", &["unattested", "attested", "attested_split_off"])
-                .doc("the spans files attest the table's (timestamp, trace_id) order; split off: not grouped by statistics"),
+                .doc("the spans files attest the table's (timestamp, trace_id) order; split off: not grouped by statistics")
+                .only_where("shape", ORDERED),
         )
         .param(
             Param::choice("footer_cache", "warm", &["warm", "cold", "off"])
