@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::plan::matrix::Cell;
+use crate::plan::matrix::{Cell, text};
 use crate::plan::values::suggest;
 
 /// What `--interleave` asks for.
@@ -190,14 +190,6 @@ fn varies_alone(cells: &[Cell], arms: &[usize], param: &str) -> bool {
 /// The parameters whose values differ between `a` and `b` (two arms of one rig), by name.
 pub fn differing<'a>(a: &'a Cell, b: &Cell) -> Vec<&'a str> {
     a.params.iter().filter(|(name, value)| b.params.get(*name) != Some(value)).map(|(n, _)| n.as_str()).collect()
-}
-
-/// A parameter's value as a user writes it: `split`, `10`, `0.5`.
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -254,6 +254,14 @@ fn points(
     Ok(points)
 }
 
+/// A parameter's value as a user writes it: `split`, `10`, `0.5`.
+pub(crate) fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// An error for the first cell that gives a parameter a value where it means nothing (`Param::only_where`),
 /// naming both parameters, at the spot in the file that set it (or `--set`).
 fn check_only_where(
@@ -269,8 +277,8 @@ fn check_only_where(
             p.get(&param.name) != Some(&param.default) && !p.get(&only.param).is_some_and(|v| only.values.contains(v))
         });
         let Some(point) = meaningless else { continue };
-        let plain = |v: Option<&Value>| v.map_or("-".into(), crate::report::format::plain);
-        let values: Vec<String> = only.values.iter().map(crate::report::format::plain).collect();
+        let plain = |v: Option<&Value>| v.map_or("-".into(), text);
+        let values: Vec<String> = only.values.iter().map(text).collect();
         let message = format!(
             "`{} = {}` of rig `{rig}` applies only where `{}` is one of {}, and a cell has {} = {} (exclude that \
              combination or narrow the matrix)",
