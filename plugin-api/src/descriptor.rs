@@ -238,6 +238,10 @@ pub struct Metric {
     /// One line for `benchhost list`.
     #[serde(default)]
     pub doc: String,
+    /// The cells that report this metric: those where a parameter has one of some values (every cell when
+    /// absent), so one rig can time different operations under their own names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_where: Option<OnlyWhere>,
 }
 
 impl Metric {
@@ -249,6 +253,7 @@ impl Metric {
             higher_is_better: false,
             source: Source::IterTime,
             doc: String::new(),
+            only_where: None,
         }
     }
     /// A throughput: `counter` (work per iteration) over the time per iteration, higher is better.
@@ -260,16 +265,24 @@ impl Metric {
             higher_is_better: true,
             source: Source::Rate { counter: counter.into() },
             doc: String::new(),
+            only_where: None,
         }
     }
     /// A counter of the outcome reported as a metric (for example encoded bytes), lower is better.
     pub fn counter(name: &str, unit: Unit, counter: &str) -> Self {
         let source = Source::Counter { counter: counter.into() };
-        Metric { name: name.into(), unit, higher_is_better: false, source, doc: String::new() }
+        Metric { name: name.into(), unit, higher_is_better: false, source, doc: String::new(), only_where: None }
     }
     /// A value the rig measures itself in each run (run style).
     pub fn observed(name: &str, unit: Unit, higher_is_better: bool) -> Self {
-        Metric { name: name.into(), unit, higher_is_better, source: Source::Observed, doc: String::new() }
+        Metric {
+            name: name.into(),
+            unit,
+            higher_is_better,
+            source: Source::Observed,
+            doc: String::new(),
+            only_where: None,
+        }
     }
     /// Sets the direction of goodness.
     pub fn higher_is_better(mut self, higher: bool) -> Self {
@@ -279,6 +292,18 @@ impl Metric {
     /// Sets the one-line description.
     pub fn doc(mut self, doc: &str) -> Self {
         self.doc = doc.into();
+        self
+    }
+    /// Reports the metric only in the cells where parameter `param` has one of `values`.
+    ///
+    /// # Examples
+    /// ```
+    /// use benchhost_plugin_api::Metric;
+    /// let sort = Metric::iter_time("sort_time").only_where("op", ["sort"]);
+    /// assert_eq!(sort.only_where.unwrap().values, ["sort"]);
+    /// ```
+    pub fn only_where(mut self, param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        self.only_where = Some(OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() });
         self
     }
 }
@@ -344,6 +369,16 @@ impl Descriptor {
     pub fn param(mut self, param: Param) -> Self {
         self.params.push(param);
         self
+    }
+    /// The metrics a cell with these `params` reports: every metric, but those whose
+    /// [`Metric::only_where`] the cell does not meet. The first of them is the cell's headline.
+    pub fn metrics_for<'a>(
+        &'a self,
+        params: &'a std::collections::BTreeMap<String, Value>,
+    ) -> impl Iterator<Item = &'a Metric> + 'a {
+        self.metrics.iter().filter(move |m| {
+            m.only_where.as_ref().is_none_or(|only| params.get(&only.param).is_some_and(|v| only.values.contains(v)))
+        })
     }
     /// Adds a metric. Declare the rig's headline first: a paired comparison that cannot decide on it yet takes
     /// more processes; its other metrics are judged on the processes it took.

@@ -51,6 +51,9 @@ pub enum Unit {
     /// A count of allocations.
     #[serde(rename = "allocs")]
     Allocs,
+    /// A count of commits (snapshots) to a table.
+    #[serde(rename = "commits")]
+    Commits,
     /// A dimensionless ratio.
     #[serde(rename = "ratio")]
     Ratio,
@@ -64,7 +67,7 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, in registry order.
-    pub const ALL: [Unit; 16] = [
+    pub const ALL: [Unit; 17] = [
         Unit::Nanos,
         Unit::Micros,
         Unit::Millis,
@@ -78,6 +81,7 @@ impl Unit {
         Unit::Rows,
         Unit::Files,
         Unit::Allocs,
+        Unit::Commits,
         Unit::Ratio,
         Unit::Percent,
         Unit::Instructions,
@@ -99,6 +103,7 @@ impl Unit {
             Unit::Rows => "rows",
             Unit::Files => "files",
             Unit::Allocs => "allocs",
+            Unit::Commits => "commits",
             Unit::Ratio => "ratio",
             Unit::Percent => "%",
             Unit::Instructions => "instructions",

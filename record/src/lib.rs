@@ -53,6 +53,7 @@ pub const UNITS: &[&str] = &[
     "rows",
     "files",
     "allocs",
+    "commits",
     "ratio",
     "%",
     "instructions",

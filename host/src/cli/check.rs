@@ -91,7 +91,8 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);
     for record in &ran?.records {
-        let headline = loader.rig(&record.bench).and_then(|(_, d)| d.metrics.first()).map(|m| m.name.as_str());
+        let headline =
+            loader.rig(&record.bench).and_then(|(_, d)| d.metrics_for(&record.variant).next()).map(|m| m.name.as_str());
         match verdict(record, headline) {
             Ok(line) => say(&format!("pass {}: {line}", record.bench))?,
             Err(why) => {
@@ -132,6 +133,14 @@ pub fn problems(d: &Descriptor) -> Vec<String> {
             Err(why) => {
                 problems.push(format!("the default of `{}` is refused by its own declaration: {why}", param.name))
             }
+        }
+    }
+    for (name, only) in d.metrics.iter().filter_map(|m| Some((&m.name, m.only_where.as_ref()?))) {
+        if !d.params.iter().any(|p| p.name == only.param) {
+            problems.push(format!(
+                "metric `{name}` is reported only where `{}` ..., a parameter it does not declare",
+                only.param
+            ));
         }
     }
     for (param, only) in d.params.iter().filter_map(|p| Some((p, p.only_where.as_ref()?))) {

@@ -8,8 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::plan::matrix::{Cell, text};
 use crate::plan::values::suggest;
 

@@ -262,13 +262,14 @@ pub fn more_runs_fit(spent: std::time::Duration, done: u32) -> bool {
 /// budget, which left 4 of 8 A/A comparisons just over a minute).
 pub const RUN_DUEL_BUDGET: std::time::Duration = std::time::Duration::from_secs(50);
 
-/// The metric more processes serve: the first the cell's rig declares, its headline (`query_time`,
-/// `records_per_s`). Its other metrics are judged on the processes that took: their spread is theirs to carry
-/// (the querier's `planning_time` spreads by ~6% between processes, kafka_topology's `p99_gap_us` by 20-190%
-/// between windows), and a duel run on for its noisiest metric costs every comparison of the rig.
-fn headline<'a>(ctx: &'a RunContext<'_>, cell: &Cell) -> &'a str {
+/// The metric more processes serve: the first the cell's rig declares for it, its headline (`query_time`,
+/// `records_per_s`; a writer's `sort_time` where it sorts). Its other metrics are judged on the processes that
+/// took: their spread is theirs to carry (the querier's `planning_time` spreads by ~6% between processes,
+/// kafka_topology's `p99_gap_us` by 20-190% between windows), and a duel run on for its noisiest metric costs
+/// every comparison of the rig.
+fn headline<'a>(ctx: &'a RunContext<'_>, cell: &'a Cell) -> &'a str {
     let descriptor = ctx.catalog.descriptor(&cell.rig).expect("cells are only made for loaded rigs");
-    descriptor.metrics.first().map_or("", |m| m.name.as_str())
+    descriptor.metrics_for(&cell.params).next().map_or("", |m| m.name.as_str())
 }
 
 /// The rig's error when the arm set up second in a duel's process failed during set-up: the first instance set

@@ -253,7 +253,8 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
     // Median (flat) or slope (linear) with a seeded bootstrap CI; computed once, shared by time and rates.
     let estimate = stats::time_per_iteration(&seen.samples, plan.sampling, plan.resamples as usize);
     let mut stats = BTreeMap::new();
-    for metric in &descriptor.metrics {
+    let variant = record.variant.clone();
+    for metric in descriptor.metrics_for(&variant) {
         let (unit, hib) = (metric.unit.as_str().to_string(), metric.higher_is_better);
         let value = match (&metric.source, descriptor.style) {
             (Source::IterTime, Style::Iterations) => {

@@ -84,6 +84,20 @@ fn a_complete_cell_is_a_measurement_with_median_rate_and_counter() {
 }
 
 #[test]
+fn a_cell_reports_only_the_metrics_declared_for_its_parameters() {
+    // The writer's `append_time`, `sort_time` and `create_time`: one per op, each where it means something.
+    let rig = Descriptor::iterations("r", "")
+        .metric(Metric::iter_time("big_time").only_where("rows", [1_000_000]))
+        .metric(Metric::iter_time("t").only_where("rows", [1000]))
+        .metric(Metric::counter("size", Unit::Bytes, "bytes"))
+        .invariant(Invariant::equal("rows_out", "rows"));
+    let record = evaluate(&cell(), &rig, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Measurement, "{:?}", record.failure);
+    assert_eq!(record.metrics.keys().collect::<Vec<_>>(), ["size", "t"]);
+    assert_eq!(rig.metrics_for(&cell().params).next().map(|m| m.name.as_str()), Some("t"), "the cell's headline");
+}
+
+#[test]
 fn a_broken_invariant_is_a_failure_not_a_number() {
     let record = evaluate(&cell(), &iterations_rig(), &child(healthy(999), End::Exited(0)), &run_info(), None);
     assert_eq!(record.kind, Kind::Failure);

@@ -1,7 +1,7 @@
 //! The lakehouse rigs through the real child-process path, on the repository's own matrix under `--quick`:
 //! every cell a measurement whose invariants hold, with the mechanism (files, bytes, cache misses, sort) in it.
 
-use crate::support::quick_run_of_repo_matrix;
+use crate::support::{quick_run_of_repo_matrix, quick_run_of_repo_matrix_with};
 use benchhost_record::Kind;
 
 #[test]
@@ -31,8 +31,15 @@ fn compaction_rewrites_every_seeded_table_into_one_file_with_the_same_rows() {
 
 #[test]
 fn querier_answers_every_shape_with_the_mechanism_read_from_the_plan_that_ran() {
-    let records = quick_run_of_repo_matrix("querier");
-    assert_eq!(records.len(), 15);
+    // --quick runs the ordering block on oldest first only; the other two shapes' arms are run here too.
+    let mut records = quick_run_of_repo_matrix("querier");
+    assert_eq!(records.len(), 9);
+    for shape in ["recent_first_topk", "ordered_full_scan"] {
+        let set = format!("shape={shape}");
+        let arms = quick_run_of_repo_matrix_with("querier", &["--set", &set, "footer_cache=warm .*storage=memory"]);
+        assert_eq!(arms.len(), 4, "{shape}: every order, and the first block's unattested arm");
+        records.extend(arms);
+    }
     for r in &records {
         let arm = format!("{:?}", r.variant);
         assert_eq!(r.kind, Kind::Measurement, "{arm}: {:?}", r.failure);
@@ -64,4 +71,25 @@ fn the_trace_index_finds_each_trace_in_one_row_group() {
     assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
     assert_eq!(r.metrics["row_groups_read"].value, 1.0);
     assert!(r.metrics["lookup_time"].value > 0.0 && r.metrics["index_bytes"].value > 0.0);
+}
+
+#[test]
+fn the_writer_times_each_seed_group_under_its_own_metric_and_reads_every_tenant_back() {
+    let records = quick_run_of_repo_matrix("writer");
+    assert_eq!(records.len(), 5, "one cell per seed group");
+    for r in &records {
+        let arm = format!("{:?}", r.variant);
+        assert_eq!(r.kind, Kind::Measurement, "{arm}: {:?}", r.failure);
+        assert!(r.checks.iter().all(|c| c.ok) && r.checks.len() == 4, "{arm}: {:?}", r.checks);
+        let op = r.variant["op"].as_str().unwrap();
+        let times: Vec<&str> = r.metrics.keys().filter(|k| k.ends_with("_time")).map(String::as_str).collect();
+        assert_eq!(times, [format!("{op}_time")], "{arm}: each op reports its own time, and only it");
+        if op == "append" {
+            let writers = r.variant["writers"].as_f64().unwrap();
+            assert_eq!(r.metrics["commits"].value, writers, "{arm}: one commit per tenant");
+            assert!(r.metrics["data_files"].value >= writers && r.metrics["bytes_written"].value > 0.0, "{arm}");
+        } else {
+            assert!(!r.metrics.contains_key("commits"), "{arm}: no commit to count");
+        }
+    }
 }

@@ -8,6 +8,7 @@
 pub mod compaction;
 pub mod corpus;
 pub mod counting;
+pub mod gauge;
 pub mod querier;
 pub mod querier_tables;
 pub mod replace;
@@ -18,6 +19,7 @@ pub mod snapshot;
 pub mod trace_index;
 pub mod traces;
 pub mod warehouse;
+pub mod writer;
 
 /// The slowdown compiled in with the `slower` feature, spun once per iteration (a rewrite, a query) (proofs only: a second build of
 /// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
@@ -30,4 +32,4 @@ pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
 #[cfg(test)]
 mod pyiceberg_tests;
 
-benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier, trace_index::TraceIndex];
+benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier, trace_index::TraceIndex, writer::Writer];

@@ -142,12 +142,17 @@ impl Tally {
     /// Adds the rows of `batch`.
     pub fn add(&mut self, batch: &RecordBatch) {
         for span in from_batch(batch) {
-            // DefaultHasher::new() has fixed keys: the same row hashes the same in every process.
-            let mut hasher = DefaultHasher::new();
-            span.hash(&mut hasher);
-            self.checksum = self.checksum.wrapping_add(hasher.finish());
-            self.rows += 1;
+            self.add_row(&span);
         }
+    }
+
+    /// Adds one row, by its hash (a row of another table: what identifies it).
+    pub fn add_row(&mut self, row: &impl Hash) {
+        // DefaultHasher::new() has fixed keys: the same row hashes the same in every process.
+        let mut hasher = DefaultHasher::new();
+        row.hash(&mut hasher);
+        self.checksum = self.checksum.wrapping_add(hasher.finish());
+        self.rows += 1;
     }
 
     /// The tally of some batches.

@@ -119,19 +119,7 @@ impl Warehouse {
         if !sorted {
             return self.catalog.create_table(&self.namespace, creation.build()).await;
         }
-        let mut order = SortOrder::builder();
-        for name in ["timestamp", "trace_id"] {
-            let source_id = schema.field_by_name(name).map_or(0, |f| f.id);
-            order.with_sort_field(
-                SortField::builder()
-                    .source_id(source_id)
-                    .transform(Transform::Identity)
-                    .direction(SortDirection::Ascending)
-                    .null_order(NullOrder::First)
-                    .build(),
-            );
-        }
-        let creation = creation.sort_order(order.build(&schema)?).build();
+        let creation = creation.sort_order(ascending(&schema, &["timestamp", "trace_id"])?).build();
         self.catalog.create_table(&self.namespace, creation).await
     }
 
@@ -153,6 +141,26 @@ impl Warehouse {
     }
 }
 
+/// The sort order on the columns `names` of `schema`, each as it is, ascending, nulls first: the order an
+/// ingester that sorts each commit group declares.
+pub fn ascending(schema: &iceberg::spec::Schema, names: &[&str]) -> iceberg::Result<SortOrder> {
+    let mut order = SortOrder::builder();
+    for name in names {
+        let field = schema.field_by_name(name).ok_or_else(|| {
+            iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("no column `{name}` to sort by"))
+        })?;
+        order.with_sort_field(
+            SortField::builder()
+                .source_id(field.id)
+                .transform(Transform::Identity)
+                .direction(SortDirection::Ascending)
+                .null_order(NullOrder::First)
+                .build(),
+        );
+    }
+    order.build(schema)
+}
+
 /// The Arrow schema of a table's current schema, with the field ids its Parquet files need.
 pub fn arrow_schema(table: &Table) -> iceberg::Result<SchemaRef> {
     Ok(Arc::new(iceberg::arrow::schema_to_arrow_schema(table.metadata().current_schema())?))
@@ -163,16 +171,30 @@ pub fn arrow_schema(table: &Table) -> iceberg::Result<SchemaRef> {
 /// that declares a sort order the file attests it (its `sort_order_id`): as an ingester that sorts each commit
 /// group, the caller gives rows in that order (nothing here checks it; the querier's answers do).
 pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg::Result<Vec<DataFile>> {
-    let metadata = table.metadata();
-    let trace_id = ColumnPath::from("trace_id");
     let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(1 << 20))
-        .set_column_bloom_filter_enabled(trace_id, true)
+        .set_column_bloom_filter_enabled(ColumnPath::from("trace_id"), true)
         .build();
+    let partitioned = !table.metadata().default_partition_spec().fields().is_empty();
+    let value = partitioned.then(|| Literal::date(day));
+    write_partition(table, batch, value, properties, &uuid::Uuid::new_v4().to_string()).await
+}
+
+/// Writes `batch` into new data files of `table` with these writer `properties`, in the partition whose one
+/// value is `value` (`None`: unpartitioned), named `{prefix}-N.parquet`; not yet committed. The files attest the
+/// table's declared sort order, if it has one.
+pub async fn write_partition(
+    table: &Table,
+    batch: RecordBatch,
+    value: Option<Literal>,
+    properties: WriterProperties,
+    prefix: &str,
+) -> iceberg::Result<Vec<DataFile>> {
+    let metadata = table.metadata();
     let parquet = ParquetWriterBuilder::new(properties, metadata.current_schema().clone());
     // A fresh name prefix per file: the generator's counter starts at 0 every time.
-    let names = DefaultFileNameGenerator::new(uuid::Uuid::new_v4().to_string(), None, DataFileFormat::Parquet);
+    let names = DefaultFileNameGenerator::new(prefix.to_string(), None, DataFileFormat::Parquet);
     let rolling = RollingFileWriterBuilder::new_with_default_file_size(
         parquet,
         table.file_io().clone(),
@@ -180,12 +202,9 @@ pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg:
         names,
     );
     let spec = metadata.default_partition_spec();
-    let key = if spec.fields().is_empty() {
-        None
-    } else {
-        let value = Struct::from_iter([Some(Literal::date(day))]);
-        Some(PartitionKey::new(spec.as_ref().clone(), metadata.current_schema().clone(), value))
-    };
+    let key = value.map(|value| {
+        PartitionKey::new(spec.as_ref().clone(), metadata.current_schema().clone(), Struct::from_iter([Some(value)]))
+    });
     // The rolling writer's own builders, finished here: iceberg's `DataFileWriter` never sets `sort_order_id`.
     let mut writer = rolling.build();
     writer.write(&key, &batch).await?;

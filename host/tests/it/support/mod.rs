@@ -217,10 +217,17 @@ impl Sandbox {
 
 /// Records of `benchhost run --quick --plugin RIG` over the repository's own rigs.toml, which must succeed.
 pub fn quick_run_of_repo_matrix(rig: &str) -> Vec<Record> {
+    quick_run_of_repo_matrix_with(rig, &[])
+}
+
+/// [`quick_run_of_repo_matrix`] with more arguments to `run` (a FILTER, `--set`).
+pub fn quick_run_of_repo_matrix_with(rig: &str, args: &[&str]) -> Vec<Record> {
     let sandbox = Sandbox::new();
     let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs, "--plugin-dir"])
+    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs])
+        .args(args)
+        .arg("--plugin-dir")
         .arg(workspace_plugins());
     cmd.assert().success();
     sandbox.records("r.jsonl").0

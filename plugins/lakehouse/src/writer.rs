@@ -1,0 +1,445 @@
+//! benchhost rig `writer`: seed 000's write path (`iceberg_benchmarks` and the ingest sort), on the seed's
+//! `metrics_gauge` table ([`crate::gauge`]).
+//!
+//! - `op = append`: one iteration is one append with its commit, per tenant: the batches turned into the table's
+//!   form (JSON attributes parsed into maps, times cast), sorted by the declared key, written as Parquet (ZSTD
+//!   level 1, one file per hour partition, each attesting the order), committed with `fast_append`, and the
+//!   table loaded again to confirm the snapshot landed, as the seed's writer does. `writers` tenants, each with a
+//!   catalog and table of its own, append at once (a task each); the iteration ends when the last commit lands.
+//!   Every tenant's catalog and empty table are built untimed, fresh for every iteration, as the seed's
+//!   `iter_custom` builds them.
+//! - `op = create`: one iteration creates a catalog with its namespace and the empty table: the seed's
+//!   `writer/creation`.
+//! - `op = sort`: one iteration sorts one commit group (`rows` x `batches`, as the append is given it) by the
+//!   declared key, in order or shuffled: the seed's ingest sort, alone.
+//!
+//! Checked untimed, after each batch of iterations: every tenant's snapshot holds exactly the rows appended to it
+//! (count and a checksum over `value`, read back through a scan), one snapshot per commit, each data file's rows
+//! in key order; every sorted group in key order with the rows it had before the sort.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
+use futures::TryStreamExt;
+use iceberg::spec::{Literal, PartitionSpec, Transform};
+use iceberg::table::Table;
+use iceberg::transaction::{ApplyTransactionAction, Transaction};
+use iceberg::{Catalog, TableCreation};
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde::Deserialize;
+use tokio::runtime::Runtime;
+
+use crate::gauge::{self, Tally};
+use crate::runtime;
+use crate::warehouse::{self, Storage, Warehouse};
+
+/// The most rows one iteration may hold, over all its batches and tenants (~370 bytes a row as input).
+const MAX_ROWS_PER_ITERATION: i64 = 4_000_000;
+
+/// What one iteration times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Append,
+    Create,
+    Sort,
+}
+
+/// The sort's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    InOrder,
+    Shuffled,
+}
+
+/// Parameters of `writer`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    op: Op,
+    rows: i64,
+    batches: i64,
+    writers: i64,
+    order: Order,
+    storage: Storage,
+    workers: i64,
+}
+
+/// One tenant's table, waiting for its append or its check.
+struct Tenant {
+    warehouse: Warehouse,
+    table: Table,
+    dir: Option<PathBuf>,
+}
+
+/// What the iterations did, summed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    iterations: u64,
+    data_files: u64,
+    commits: u64,
+    bytes_written: u64,
+    rows_appended: Tally,
+    rows_read_back: Tally,
+    snapshots: u64,
+    files_out_of_order: u64,
+    groups_sorted: u64,
+}
+
+/// The rig.
+pub struct Writer {
+    p: Params,
+    runtime: Runtime,
+    scratch: PathBuf,
+    made: u64,
+    /// The input batches of one commit (`batches` of `rows`), in the benchmark's form.
+    input: Vec<RecordBatch>,
+    /// The tally of one commit's rows.
+    per_commit: Tally,
+    /// `op = sort`: the group to sort (in the table's form, in order or shuffled), and the last sorted one.
+    group: Option<RecordBatch>,
+    last_sorted: Option<RecordBatch>,
+    ready: VecDeque<Vec<Tenant>>,
+    done: Vec<Tenant>,
+    totals: Totals,
+}
+
+impl Writer {
+    /// A fresh catalog (its own storage) with an empty `metrics_gauge` table: untimed for appends, the timed
+    /// work of `op = create`.
+    async fn tenant(storage: Storage, dir: Option<PathBuf>) -> Result<Tenant, RigError> {
+        let path = dir.clone().unwrap_or_default();
+        let warehouse = Warehouse::new(storage, &path).await?;
+        let schema = gauge::schema()?;
+        let spec = PartitionSpec::builder(schema.clone())
+            .add_partition_field("timestamp", "timestamp_hour", Transform::Hour)?
+            .build()?;
+        let creation = TableCreation::builder()
+            .name("metrics_gauge".to_string())
+            .schema(schema.clone())
+            .partition_spec(spec)
+            .sort_order(warehouse::ascending(&schema, &gauge::SORT_KEY)?)
+            .build();
+        let table = warehouse.catalog.create_table(&warehouse.namespace, creation).await?;
+        Ok(Tenant { warehouse, table, dir })
+    }
+
+    /// A directory of its own for the next tenant on disk.
+    fn next_dir(&mut self) -> Result<Option<PathBuf>, RigError> {
+        self.made += 1;
+        if self.p.storage == Storage::Memory {
+            return Ok(None);
+        }
+        let dir = self.scratch.join(format!("tenant-{}", self.made));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Some(dir))
+    }
+
+    /// Checks every tenant appended to, then frees it.
+    fn check_done(&mut self) -> Result<(), RigError> {
+        for tenant in std::mem::take(&mut self.done) {
+            let (tally, snapshots, out_of_order) = self.runtime.block_on(read_back(&tenant))?;
+            if tally != self.per_commit {
+                return Err(RigError::verification(format!(
+                    "tenant {}: {} rows with checksum {:016x} appended, {} rows with {:016x} read back",
+                    tenant.table.identifier(),
+                    self.per_commit.rows,
+                    self.per_commit.checksum,
+                    tally.rows,
+                    tally.checksum
+                )));
+            }
+            let t = &mut self.totals;
+            t.rows_read_back.rows += tally.rows;
+            t.rows_read_back.checksum = t.rows_read_back.checksum.wrapping_add(tally.checksum);
+            t.snapshots += snapshots;
+            t.files_out_of_order += out_of_order;
+            if let Some(dir) = &tenant.dir {
+                std::fs::remove_dir_all(dir)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The timed append of one tenant: the commit group in the table's form, sorted, written per hour partition,
+/// committed, and the table loaded again to confirm its snapshot. Returns the files and bytes written.
+async fn append(tenant: &Tenant, input: &[RecordBatch], prefix: String) -> Result<(u64, u64), RigError> {
+    let schema: SchemaRef = warehouse::arrow_schema(&tenant.table)?;
+    let batches = input.iter().map(|b| gauge::to_table(b, &schema)).collect::<Result<Vec<_>, _>>()?;
+    let group = arrow::compute::concat_batches(&schema, &batches)?;
+    let sorted = gauge::sorted(&group)?;
+    let properties = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?)).build();
+    let mut files = Vec::new();
+    for (hour, run) in hour_runs(&sorted)? {
+        let name = format!("{prefix}-h{hour}");
+        files.extend(
+            warehouse::write_partition(&tenant.table, run, Some(Literal::int(hour)), properties.clone(), &name).await?,
+        );
+    }
+    let (count, bytes) = (files.len() as u64, files.iter().map(|f| f.file_size_in_bytes()).sum());
+    let tx = Transaction::new(&tenant.table);
+    let tx = tx.fast_append().add_data_files(files).apply(tx)?;
+    let name = tenant.table.identifier();
+    let parent = tenant.table.metadata().current_snapshot_id();
+    let committed = tx.commit(tenant.warehouse.catalog.as_ref()).await.map_err(|e| {
+        RigError::new(format!("tenant {name}: committing {count} data files onto snapshot {parent:?}: {e}"))
+    })?;
+    let landed = tenant.warehouse.catalog.load_table(tenant.table.identifier()).await?;
+    let (ours, theirs) = (committed.metadata().current_snapshot_id(), landed.metadata().current_snapshot_id());
+    if ours.is_none() || ours != theirs {
+        return Err(RigError::new(format!(
+            "tenant {}: the commit of snapshot {ours:?} did not land (the catalog holds {theirs:?})",
+            tenant.table.identifier()
+        )));
+    }
+    Ok((count, bytes))
+}
+
+/// The rows of a sorted batch per hour of their timestamp (Iceberg's `hour` transform: hours since the epoch),
+/// each a contiguous run.
+fn hour_runs(sorted: &RecordBatch) -> Result<Vec<(i32, RecordBatch)>, RigError> {
+    use arrow::array::AsArray;
+    let ts = sorted
+        .column_by_name("timestamp")
+        .and_then(|c| c.as_primitive_opt::<arrow::datatypes::TimestampMicrosecondType>().cloned())
+        .ok_or_else(|| RigError::new("the table's timestamp is not in microseconds"))?;
+    let hour = |i: usize| ts.value(i).div_euclid(3_600_000_000) as i32;
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for i in 1..=sorted.num_rows() {
+        if i == sorted.num_rows() || hour(i) != hour(start) {
+            runs.push((hour(start), sorted.slice(start, i - start)));
+            start = i;
+        }
+    }
+    Ok(runs)
+}
+
+/// A tenant's table read back: its rows' tally, its snapshots, and its data files whose rows are out of key order.
+async fn read_back(tenant: &Tenant) -> Result<(Tally, u64, u64), RigError> {
+    let table = tenant.warehouse.catalog.load_table(tenant.table.identifier()).await?;
+    let snapshots = table.metadata().snapshots().count() as u64;
+    let batches: Vec<RecordBatch> = table.scan().select_all().build()?.to_arrow().await?.try_collect().await?;
+    let out_of_order = batches.iter().filter(|b| gauge::out_of_order(b).is_some()).count() as u64;
+    Ok((gauge::tally(&batches), snapshots, out_of_order))
+}
+
+impl Rig for Writer {
+    type Params = Params;
+
+    fn describe() -> Descriptor {
+        Descriptor::iterations("writer", "Iceberg appends with their commits, writer creation, the ingest sort")
+            .param(Param::choice("op", "append", &["append", "create", "sort"]).doc("what one iteration times"))
+            .param(Param::int("rows", 1_000).range(1, 1_000_000).doc("rows per batch (at most 4,000,000 an iteration)"))
+            .param(
+                Param::int("batches", 1).range(1, 100).doc("batches per commit").only_where("op", ["append", "sort"]),
+            )
+            .param(Param::int("writers", 1).range(1, 64).doc("tenants appending at once").only_where("op", ["append"]))
+            .param(
+                Param::choice("order", "in_order", &["in_order", "shuffled"])
+                    .doc("the sort's input")
+                    .only_where("op", ["sort"]),
+            )
+            .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
+            .param(runtime::param(2))
+            .metric(Metric::iter_time("append_time").only_where("op", ["append"]))
+            .metric(Metric::iter_time("create_time").only_where("op", ["create"]))
+            .metric(Metric::iter_time("sort_time").only_where("op", ["sort"]))
+            .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows").only_where("op", ["append", "sort"]))
+            .metric(
+                Metric::counter("bytes_written", Unit::Bytes, "bytes_written")
+                    .doc("per iteration")
+                    .only_where("op", ["append"]),
+            )
+            .metric(
+                Metric::counter("data_files", Unit::Files, "data_files")
+                    .doc("per iteration")
+                    .only_where("op", ["append"]),
+            )
+            .metric(
+                Metric::counter("commits", Unit::Commits, "commits").doc("per iteration").only_where("op", ["append"]),
+            )
+            .invariant(Invariant::equal("rows_read_back", "rows_appended"))
+            .invariant(Invariant::equal("checksum_read_back", "checksum_appended"))
+            .invariant(Invariant::equal("snapshots", "commits_made"))
+            .invariant(Invariant::zero("files_out_of_order"))
+    }
+
+    fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
+        let runtime = runtime::new(p.workers, ctx)?;
+        let rows = usize::try_from(p.rows).map_err(|_| RigError::invalid_params("rows must be positive"))?;
+        let per_iteration = p.rows * p.batches * if p.op == Op::Append { p.writers } else { 1 };
+        if per_iteration > MAX_ROWS_PER_ITERATION {
+            return Err(RigError::invalid_params(format!(
+                "rows x batches x writers = {per_iteration} rows an iteration: more than {MAX_ROWS_PER_ITERATION} \
+                 (about 1.5 GB of input, held three times over while it is converted and sorted) does not fit"
+            )));
+        }
+        let input = (0..p.batches).map(|_| gauge::rows(rows)).collect::<Result<Vec<_>, _>>()?;
+        let per_commit = gauge::tally(&input);
+        let mut rig = Writer {
+            runtime,
+            scratch: ctx.scratch_dir.clone(),
+            made: 0,
+            input,
+            per_commit,
+            group: None,
+            last_sorted: None,
+            ready: VecDeque::new(),
+            done: Vec::new(),
+            totals: Totals::default(),
+            p,
+        };
+        if rig.p.op == Op::Sort {
+            // The group as the append is given it: seed 000 sorts "the same metrics batches
+            // single_batch_writes appends" (inside the append the sort meets the table's form, maps and all).
+            let group = arrow::compute::concat_batches(&gauge::input_schema(), &rig.input)?;
+            rig.group = Some(match rig.p.order {
+                Order::InOrder => group,
+                Order::Shuffled => gauge::shuffled(&group)?,
+            });
+        }
+        Ok(rig)
+    }
+
+    fn prepare(&mut self, batch: u64) -> Result<(), RigError> {
+        self.check_done()?;
+        self.check_sorted()?;
+        if self.p.op != Op::Append {
+            return Ok(());
+        }
+        while (self.ready.len() as u64) < batch {
+            let mut tenants = Vec::new();
+            for _ in 0..self.p.writers {
+                let dir = self.next_dir()?;
+                let made = self.made;
+                let tenant = self.runtime.block_on(Writer::tenant(self.p.storage, dir));
+                tenants.push(tenant.map_err(|e| RigError { message: format!("tenant {made}: {}", e.message), ..e })?);
+            }
+            self.ready.push_back(tenants);
+        }
+        Ok(())
+    }
+
+    fn iterate(&mut self) -> Result<(), RigError> {
+        benchhost_plugin_api::slower::spin(crate::SLOWER);
+        self.totals.iterations += 1;
+        match self.p.op {
+            Op::Append => {
+                let tenants = self
+                    .ready
+                    .pop_front()
+                    .ok_or_else(|| RigError::new("no table is ready: `prepare` was not called for this batch"))?;
+                let prefix = format!("i{}", self.totals.iterations);
+                let written = self.runtime.block_on(async {
+                    // All started together, a task each (on the runtime's workers, as the seed's `tokio::spawn`);
+                    // the iteration ends when the last commit lands.
+                    let tasks: Vec<_> = tenants
+                        .into_iter()
+                        .enumerate()
+                        .map(|(t, tenant)| {
+                            let (input, prefix) = (self.input.clone(), format!("{prefix}-t{t}"));
+                            tokio::spawn(async move {
+                                let written = append(&tenant, &input, prefix).await;
+                                (tenant, written)
+                            })
+                        })
+                        .collect();
+                    futures::future::try_join_all(tasks).await
+                })?;
+                for (tenant, outcome) in written {
+                    let (files, bytes) = outcome?;
+                    let t = &mut self.totals;
+                    t.data_files += files;
+                    t.bytes_written += bytes;
+                    t.commits += 1;
+                    t.rows_appended.rows += self.per_commit.rows;
+                    t.rows_appended.checksum = t.rows_appended.checksum.wrapping_add(self.per_commit.checksum);
+                    self.done.push(tenant);
+                }
+            }
+            Op::Create => {
+                let dir = self.next_dir()?;
+                let tenant = self.runtime.block_on(Writer::tenant(self.p.storage, dir))?;
+                if let Some(dir) = &tenant.dir {
+                    std::fs::remove_dir_all(dir)?;
+                }
+            }
+            Op::Sort => {
+                let group = self.group.as_ref().ok_or_else(|| RigError::new("no group to sort"))?;
+                self.last_sorted = Some(gauge::sorted(group)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn teardown(mut self) -> Result<Outcome, RigError> {
+        self.check_done()?;
+        self.check_sorted()?;
+        let t = self.totals;
+        if t.iterations == 0 {
+            return Err(RigError::verification("no iteration ran"));
+        }
+        let per = |total: u64| (total + t.iterations / 2) / t.iterations;
+        let rows = match self.p.op {
+            Op::Append => self.per_commit.rows * self.p.writers as u64,
+            Op::Sort => self.per_commit.rows,
+            Op::Create => 0,
+        };
+        let note = match self.p.op {
+            Op::Append => format!(
+                "{} tenants x {} batches of {} rows per iteration; {} data files and {} bytes per iteration; every \
+                 tenant's rows read back and checked",
+                self.p.writers,
+                self.p.batches,
+                self.p.rows,
+                per(t.data_files),
+                per(t.bytes_written)
+            ),
+            Op::Sort => format!("{} groups sorted, each checked in key order with its rows", t.groups_sorted),
+            Op::Create => format!("{} catalogs and tables created", t.iterations),
+        };
+        Ok(Outcome::new()
+            .counter("rows", rows)
+            .counter("data_files", per(t.data_files))
+            .counter("bytes_written", per(t.bytes_written))
+            .counter("commits", per(t.commits))
+            .counter("commits_made", t.commits)
+            .counter("snapshots", t.snapshots)
+            .counter("rows_appended", t.rows_appended.rows)
+            .counter("rows_read_back", t.rows_read_back.rows)
+            .counter("checksum_appended", t.rows_appended.checksum)
+            .counter("checksum_read_back", t.rows_read_back.checksum)
+            .counter("files_out_of_order", t.files_out_of_order)
+            .note(note))
+    }
+}
+
+impl Writer {
+    /// Checks the newest sorted group: in key order, with the rows it had before the sort.
+    fn check_sorted(&mut self) -> Result<(), RigError> {
+        let Some(sorted) = self.last_sorted.take() else { return Ok(()) };
+        if let Some(row) = gauge::out_of_order(&sorted) {
+            return Err(RigError::verification(format!("the sorted group is out of key order at row {row}")));
+        }
+        let (before, after) = (gauge::tally(self.group.iter()), gauge::tally([&sorted]));
+        if before != after {
+            return Err(RigError::verification(format!(
+                "the sort changed the rows: {} before, {} after",
+                before.rows, after.rows
+            )));
+        }
+        self.totals.groups_sorted += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
