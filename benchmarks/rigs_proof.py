@@ -49,6 +49,8 @@ CELLS = {
                         "time"),
     "querier_fs": ("rig-lakehouse", "librig_lakehouse.so", "querier",
                    "footer_cache=cold .*shape=ordered_full_scan storage=fs", "query_time", "time"),
+    "writer": ("rig-lakehouse", "librig_lakehouse.so", "writer",
+               "batches=1 op=append order=in_order rows=10000 storage=memory .*writers=1$", "append_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
                        "mode=perthread .*rate=0.0 .*work_us=10$", "records_per_s", "rate_per_core"),
 }

@@ -135,27 +135,24 @@ pub fn problems(d: &Descriptor) -> Vec<String> {
             }
         }
     }
-    for (name, only) in d.metrics.iter().filter_map(|m| Some((&m.name, m.only_where.as_ref()?))) {
-        if !d.params.iter().any(|p| p.name == only.param) {
-            problems.push(format!(
-                "metric `{name}` is reported only where `{}` ..., a parameter it does not declare",
-                only.param
-            ));
-        }
-    }
-    for (param, only) in d.params.iter().filter_map(|p| Some((p, p.only_where.as_ref()?))) {
-        match d.params.iter().find(|other| other.name == only.param && other.name != param.name) {
-            None => problems.push(format!(
-                "`{}` applies only where `{}` ..., a parameter it does not declare",
-                param.name, only.param
-            )),
+    // A parameter or a metric that applies only where another parameter has some values: that parameter must
+    // be declared, and allow them.
+    let params =
+        d.params.iter().filter_map(|p| Some((format!("`{}` applies", p.name), Some(&p.name), p.only_where.as_ref()?)));
+    let metrics = d
+        .metrics
+        .iter()
+        .filter_map(|m| Some((format!("metric `{}` is reported", m.name), None, m.only_where.as_ref()?)));
+    for (subject, own, only) in params.chain(metrics) {
+        match d.params.iter().find(|other| other.name == only.param && Some(&other.name) != own) {
+            None => {
+                problems.push(format!("{subject} only where `{}` ..., a parameter it does not declare", only.param))
+            }
             Some(other) => {
                 let refused = only.values.iter().find(|v| other.allowed.as_ref().is_some_and(|a| !a.contains(v)));
                 if let Some(value) = refused {
-                    problems.push(format!(
-                        "`{}` applies only where `{}` is {value}, a value it does not allow",
-                        param.name, only.param
-                    ));
+                    problems
+                        .push(format!("{subject} only where `{}` is {value}, a value it does not allow", only.param));
                 }
             }
         }
@@ -217,12 +214,15 @@ mod tests {
             .param(Param::choice("shape", "a", &["a", "b"]))
             .param(Param::bool("x", false).only_where("shape", ["c"]))
             .param(Param::bool("y", false).only_where("nosuch", ["a"]))
-            .metric(Metric::iter_time("t"));
+            .metric(Metric::iter_time("t").only_where("shape", ["b", "d"]))
+            .metric(Metric::iter_time("u").only_where("nosuch", ["a"]));
         assert_eq!(
             super::problems(&pointless),
             [
                 "`x` applies only where `shape` is \"c\", a value it does not allow",
-                "`y` applies only where `nosuch` ..., a parameter it does not declare"
+                "`y` applies only where `nosuch` ..., a parameter it does not declare",
+                "metric `t` is reported only where `shape` is \"d\", a value it does not allow",
+                "metric `u` is reported only where `nosuch` ..., a parameter it does not declare"
             ]
         );
     }

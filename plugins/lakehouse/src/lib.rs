@@ -16,6 +16,7 @@ pub mod runtime;
 pub mod scan;
 pub mod shapes;
 pub mod snapshot;
+pub mod tenant;
 pub mod trace_index;
 pub mod traces;
 pub mod warehouse;

@@ -21,21 +21,14 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
-use futures::TryStreamExt;
-use iceberg::spec::{Literal, PartitionSpec, Transform};
-use iceberg::table::Table;
-use iceberg::transaction::{ApplyTransactionAction, Transaction};
-use iceberg::{Catalog, TableCreation};
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
 use crate::gauge::{self, Tally};
 use crate::runtime;
-use crate::warehouse::{self, Storage, Warehouse};
+use crate::tenant::Tenant;
+use crate::warehouse::Storage;
 
 /// The most rows one iteration may hold, over all its batches and tenants (~370 bytes a row as input).
 const MAX_ROWS_PER_ITERATION: i64 = 4_000_000;
@@ -68,13 +61,6 @@ pub struct Params {
     order: Order,
     storage: Storage,
     workers: i64,
-}
-
-/// One tenant's table, waiting for its append or its check.
-struct Tenant {
-    warehouse: Warehouse,
-    table: Table,
-    dir: Option<PathBuf>,
 }
 
 /// What the iterations did, summed.
@@ -110,25 +96,6 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// A fresh catalog (its own storage) with an empty `metrics_gauge` table: untimed for appends, the timed
-    /// work of `op = create`.
-    async fn tenant(storage: Storage, dir: Option<PathBuf>) -> Result<Tenant, RigError> {
-        let path = dir.clone().unwrap_or_default();
-        let warehouse = Warehouse::new(storage, &path).await?;
-        let schema = gauge::schema()?;
-        let spec = PartitionSpec::builder(schema.clone())
-            .add_partition_field("timestamp", "timestamp_hour", Transform::Hour)?
-            .build()?;
-        let creation = TableCreation::builder()
-            .name("metrics_gauge".to_string())
-            .schema(schema.clone())
-            .partition_spec(spec)
-            .sort_order(warehouse::ascending(&schema, &gauge::SORT_KEY)?)
-            .build();
-        let table = warehouse.catalog.create_table(&warehouse.namespace, creation).await?;
-        Ok(Tenant { warehouse, table, dir })
-    }
-
     /// A directory of its own for the next tenant on disk.
     fn next_dir(&mut self) -> Result<Option<PathBuf>, RigError> {
         self.made += 1;
@@ -143,7 +110,7 @@ impl Writer {
     /// Checks every tenant appended to, then frees it.
     fn check_done(&mut self) -> Result<(), RigError> {
         for tenant in std::mem::take(&mut self.done) {
-            let (tally, snapshots, out_of_order) = self.runtime.block_on(read_back(&tenant))?;
+            let (tally, snapshots, out_of_order) = self.runtime.block_on(tenant.read_back())?;
             if tally != self.per_commit {
                 return Err(RigError::verification(format!(
                     "tenant {}: {} rows with checksum {:016x} appended, {} rows with {:016x} read back",
@@ -165,69 +132,6 @@ impl Writer {
         }
         Ok(())
     }
-}
-
-/// The timed append of one tenant: the commit group in the table's form, sorted, written per hour partition,
-/// committed, and the table loaded again to confirm its snapshot. Returns the files and bytes written.
-async fn append(tenant: &Tenant, input: &[RecordBatch], prefix: String) -> Result<(u64, u64), RigError> {
-    let schema: SchemaRef = warehouse::arrow_schema(&tenant.table)?;
-    let batches = input.iter().map(|b| gauge::to_table(b, &schema)).collect::<Result<Vec<_>, _>>()?;
-    let group = arrow::compute::concat_batches(&schema, &batches)?;
-    let sorted = gauge::sorted(&group)?;
-    let properties = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?)).build();
-    let mut files = Vec::new();
-    for (hour, run) in hour_runs(&sorted)? {
-        let name = format!("{prefix}-h{hour}");
-        files.extend(
-            warehouse::write_partition(&tenant.table, run, Some(Literal::int(hour)), properties.clone(), &name).await?,
-        );
-    }
-    let (count, bytes) = (files.len() as u64, files.iter().map(|f| f.file_size_in_bytes()).sum());
-    let tx = Transaction::new(&tenant.table);
-    let tx = tx.fast_append().add_data_files(files).apply(tx)?;
-    let name = tenant.table.identifier();
-    let parent = tenant.table.metadata().current_snapshot_id();
-    let committed = tx.commit(tenant.warehouse.catalog.as_ref()).await.map_err(|e| {
-        RigError::new(format!("tenant {name}: committing {count} data files onto snapshot {parent:?}: {e}"))
-    })?;
-    let landed = tenant.warehouse.catalog.load_table(tenant.table.identifier()).await?;
-    let (ours, theirs) = (committed.metadata().current_snapshot_id(), landed.metadata().current_snapshot_id());
-    if ours.is_none() || ours != theirs {
-        return Err(RigError::new(format!(
-            "tenant {}: the commit of snapshot {ours:?} did not land (the catalog holds {theirs:?})",
-            tenant.table.identifier()
-        )));
-    }
-    Ok((count, bytes))
-}
-
-/// The rows of a sorted batch per hour of their timestamp (Iceberg's `hour` transform: hours since the epoch),
-/// each a contiguous run.
-fn hour_runs(sorted: &RecordBatch) -> Result<Vec<(i32, RecordBatch)>, RigError> {
-    use arrow::array::AsArray;
-    let ts = sorted
-        .column_by_name("timestamp")
-        .and_then(|c| c.as_primitive_opt::<arrow::datatypes::TimestampMicrosecondType>().cloned())
-        .ok_or_else(|| RigError::new("the table's timestamp is not in microseconds"))?;
-    let hour = |i: usize| ts.value(i).div_euclid(3_600_000_000) as i32;
-    let mut runs = Vec::new();
-    let mut start = 0;
-    for i in 1..=sorted.num_rows() {
-        if i == sorted.num_rows() || hour(i) != hour(start) {
-            runs.push((hour(start), sorted.slice(start, i - start)));
-            start = i;
-        }
-    }
-    Ok(runs)
-}
-
-/// A tenant's table read back: its rows' tally, its snapshots, and its data files whose rows are out of key order.
-async fn read_back(tenant: &Tenant) -> Result<(Tally, u64, u64), RigError> {
-    let table = tenant.warehouse.catalog.load_table(tenant.table.identifier()).await?;
-    let snapshots = table.metadata().snapshots().count() as u64;
-    let batches: Vec<RecordBatch> = table.scan().select_all().build()?.to_arrow().await?.try_collect().await?;
-    let out_of_order = batches.iter().filter(|b| gauge::out_of_order(b).is_some()).count() as u64;
-    Ok((gauge::tally(&batches), snapshots, out_of_order))
 }
 
 impl Rig for Writer {
@@ -319,7 +223,7 @@ impl Rig for Writer {
             for _ in 0..self.p.writers {
                 let dir = self.next_dir()?;
                 let made = self.made;
-                let tenant = self.runtime.block_on(Writer::tenant(self.p.storage, dir));
+                let tenant = self.runtime.block_on(Tenant::create(self.p.storage, dir));
                 tenants.push(tenant.map_err(|e| RigError { message: format!("tenant {made}: {}", e.message), ..e })?);
             }
             self.ready.push_back(tenants);
@@ -346,7 +250,7 @@ impl Rig for Writer {
                         .map(|(t, tenant)| {
                             let (input, prefix) = (self.input.clone(), format!("{prefix}-t{t}"));
                             tokio::spawn(async move {
-                                let written = append(&tenant, &input, prefix).await;
+                                let written = tenant.append(&input, prefix).await;
                                 (tenant, written)
                             })
                         })
@@ -366,7 +270,7 @@ impl Rig for Writer {
             }
             Op::Create => {
                 let dir = self.next_dir()?;
-                let tenant = self.runtime.block_on(Writer::tenant(self.p.storage, dir))?;
+                let tenant = self.runtime.block_on(Tenant::create(self.p.storage, dir))?;
                 if let Some(dir) = &tenant.dir {
                     std::fs::remove_dir_all(dir)?;
                 }

@@ -41,7 +41,7 @@ fn a_dropped_batch_is_a_verification_failure_with_both_counts() {
     rig.prepare(1).unwrap();
     let tenants = rig.ready.pop_front().unwrap();
     let dropped = &rig.input[..1];
-    rig.runtime.block_on(append(&tenants[0], dropped, "wrong".into())).unwrap();
+    rig.runtime.block_on(tenants[0].append(dropped, "wrong".into())).unwrap();
     rig.done.extend(tenants);
     let err = rig.check_done().err().unwrap();
     assert_eq!(err.kind, benchhost_plugin_api::ErrorKind::Verification);
