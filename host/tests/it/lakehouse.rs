@@ -98,10 +98,22 @@ fn the_writer_times_each_seed_group_under_its_own_metric_and_reads_every_tenant_
 fn writer_parameters_out_of_range_or_where_they_mean_nothing_are_config_errors_at_their_spot() {
     let sandbox = crate::support::Sandbox::new();
     let cases = [
-        ("[rig.writer]\nparams = { rows = 0 }\n", "rigs.toml:2:", "`rows = 0` is out of range for rig `writer` (1 ..= 1000000)"),
+        (
+            "[rig.writer]\nparams = { rows = 0 }\n",
+            "rigs.toml:2:",
+            "`rows = 0` is out of range for rig `writer` (1 ..= 1000000)",
+        ),
         ("[rig.writer]\nmatrix = { batches = [0, 2] }\n", "rigs.toml:2:", "`batches = 0` is out of range"),
-        ("[rig.writer]\nmatrix = { writers = [8, 65] }\n", "rigs.toml:2:", "`writers = 65` is out of range for rig `writer` (1 ..= 64)"),
-        ("[rig.writer]\n\nparams = { order = \"shuffled\" }\n", "rigs.toml:3:", "`order = shuffled` of rig `writer` applies only where `op` is one of sort"),
+        (
+            "[rig.writer]\nmatrix = { writers = [8, 65] }\n",
+            "rigs.toml:2:",
+            "`writers = 65` is out of range for rig `writer` (1 ..= 64)",
+        ),
+        (
+            "[rig.writer]\n\nparams = { order = \"shuffled\" }\n",
+            "rigs.toml:3:",
+            "`order = shuffled` of rig `writer` applies only where `op` is one of sort",
+        ),
     ];
     for (config, spot, message) in cases {
         let path = sandbox.write("rigs.toml", config);
