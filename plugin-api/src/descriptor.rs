@@ -95,6 +95,13 @@ pub struct OnlyWhere {
     pub values: Vec<Value>,
 }
 
+impl OnlyWhere {
+    /// Whether a cell with these `params` is one of those cells.
+    pub fn holds(&self, params: &std::collections::BTreeMap<String, Value>) -> bool {
+        params.get(&self.param).is_some_and(|v| self.values.contains(v))
+    }
+}
+
 impl Param {
     fn new(name: &str, ty: ParamType, default: Value) -> Self {
         Param {
@@ -376,9 +383,7 @@ impl Descriptor {
         &'a self,
         params: &'a std::collections::BTreeMap<String, Value>,
     ) -> impl Iterator<Item = &'a Metric> + 'a {
-        self.metrics.iter().filter(move |m| {
-            m.only_where.as_ref().is_none_or(|only| params.get(&only.param).is_some_and(|v| only.values.contains(v)))
-        })
+        self.metrics.iter().filter(move |m| m.only_where.as_ref().is_none_or(|only| only.holds(params)))
     }
     /// Adds a metric. Declare the rig's headline first: a paired comparison that cannot decide on it yet takes
     /// more processes; its other metrics are judged on the processes it took.

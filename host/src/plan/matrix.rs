@@ -273,9 +273,7 @@ fn check_only_where(
 ) -> Result<(), ConfigError> {
     for param in &descriptor.params {
         let Some(only) = &param.only_where else { continue };
-        let meaningless = points.iter().find(|p| {
-            p.get(&param.name) != Some(&param.default) && !p.get(&only.param).is_some_and(|v| only.values.contains(v))
-        });
+        let meaningless = points.iter().find(|p| p.get(&param.name) != Some(&param.default) && !only.holds(p));
         let Some(point) = meaningless else { continue };
         let plain = |v: Option<&Value>| v.map_or("-".into(), text);
         let values: Vec<String> = only.values.iter().map(text).collect();
