@@ -92,16 +92,23 @@ pub fn params(descriptor: &Descriptor, overrides: &Value) -> Result<Value, Strin
 /// assert_eq!(err, "rows_out == rows_in violated: rows_out = 9, rows_in = 10");
 /// ```
 pub fn run<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
-    run_in::<R>(overrides, times, None)
+    run_in::<R>(overrides, times, SetupContext::default())
 }
 
 /// As [`run`], with [`SetupContext::window_ns`] set to `window_ns`, as in a duel: each run one window of a
 /// workload that goes on from the previous one (for a rig whose descriptor declares `windows`).
 pub fn run_windows<R: Rig>(overrides: Value, times: u64, window_ns: u64) -> Result<Report, String> {
-    run_in::<R>(overrides, times, Some(window_ns))
+    run_in::<R>(overrides, times, SetupContext { window_ns: Some(window_ns), ..SetupContext::default() })
 }
 
-fn run_in<R: Rig>(overrides: Value, times: u64, window_ns: Option<u64>) -> Result<Report, String> {
+/// As [`run`], with [`SetupContext::counting`] set, as `run --instructions` sets it: a rig whose counters
+/// depend on how its threads interleave (which file a scan opens before a threshold tightens, say) gives the
+/// same counters on every run and under any load.
+pub fn run_counting<R: Rig>(overrides: Value, times: u64) -> Result<Report, String> {
+    run_in::<R>(overrides, times, SetupContext { counting: true, ..SetupContext::default() })
+}
+
+fn run_in<R: Rig>(overrides: Value, times: u64, base: SetupContext) -> Result<Report, String> {
     let descriptor = R::describe();
     let params = params(&descriptor, &overrides)?;
     let params: R::Params = serde_json::from_value(params).map_err(|e| format!("parameters: {e}"))?;
@@ -111,7 +118,7 @@ fn run_in<R: Rig>(overrides: Value, times: u64, window_ns: Option<u64>) -> Resul
     let scratch =
         std::env::temp_dir().join(format!("benchhost-test-{}-{}-{call}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
-    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, window_ns, ..SetupContext::default() };
+    let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, ..base };
     let result = drive::<R>(&descriptor, params, &ctx, times);
     let _ = std::fs::remove_dir_all(&scratch);
     result
