@@ -1,13 +1,9 @@
-//! The upstream's raw table, the request window, and the Arrow IPC bytes a response travels as (a Flight
-//! `DoGet` streams IPC messages, so every arm's response is an IPC stream).
+//! The upstream's raw table, the request window, and a response's rows for comparing answers exactly.
 
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, Float64Array, RecordBatch, StringArray, TimestampNanosecondArray};
-use arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef, TimeUnit, TimestampNanosecondType};
-use arrow::error::ArrowError;
-use arrow::ipc::reader::StreamReader;
-use arrow::ipc::writer::StreamWriter;
+use arrow::datatypes::{DataType, Field, Float64Type, Schema, TimeUnit, TimestampNanosecondType};
 
 /// The hosts of the seed's dataset: one series each.
 pub const HOSTS: [&str; 2] = ["a", "b"];
@@ -64,22 +60,6 @@ pub fn raw_table(minutes: i64) -> RecordBatch {
         Arc::new(Float64Array::from(v)),
     ];
     RecordBatch::try_new(Arc::new(schema), columns).expect("columns match the schema")
-}
-
-/// Encodes batches as one Arrow IPC stream.
-pub fn encode(schema: &SchemaRef, batches: &[RecordBatch], capacity: usize) -> Result<Vec<u8>, ArrowError> {
-    let mut writer = StreamWriter::try_new(Vec::with_capacity(capacity), schema)?;
-    for batch in batches {
-        writer.write(batch)?;
-    }
-    writer.into_inner()
-}
-
-/// Decodes one Arrow IPC stream.
-pub fn decode(bytes: &[u8]) -> Result<(SchemaRef, Vec<RecordBatch>), ArrowError> {
-    let reader = StreamReader::try_new(bytes, None)?;
-    let schema = reader.schema();
-    Ok((schema, reader.collect::<Result<_, _>>()?))
 }
 
 /// One response row, for comparing answers exactly.

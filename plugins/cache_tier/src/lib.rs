@@ -1,26 +1,37 @@
-//! benchhost rig `cache_tier`: seed 001's Flight SQL statement cache tiers. One iteration serves one request
-//! for the seed's `date_bin` statement and yields the response as Arrow IPC bytes, as `DoGet` would stream
-//! them: `delta_hit` crops the delta tier's dataset to the window and rebuilds batches, `object_hit` copies the
-//! object tier's stored bytes, `passthrough` asks the upstream (DataFusion planning and executing the
-//! statement, or its answer canned). With `cache = cold` the tier is cleared inside the timed region, so every
-//! request misses, fetches from the upstream and fills the tier; the miss counter proves it.
+//! benchhost rig `cache_tier`: seed 001's Flight SQL statement cache tiers. One iteration is one `DoGet` of a
+//! statement ticket, called on the cache's `FlightSqlService` in this process (no socket: the seed's benchmark
+//! calls `DoGetStatement` in process too, and a loopback gRPC hop would add its own cost to every tier), its
+//! stream of Flight data consumed to the end. The ticket carries the statement text and the cache routes it by
+//! its own rules (`routing`): the arm's statement is the seed's for its tier, and a statement served by
+//! another tier than the arm names is a failure. `delta_hit` crops the delta tier's time-series dataset to the
+//! window and rebuilds batches, `object_hit` streams the object tier's stored Flight data, `passthrough`
+//! fetches the upstream's batches (DataFusion planning and executing the statement, or its answer canned) and
+//! encodes them. With `cache = cold` the tiers are purged inside the timed region, so every request misses,
+//! fetches from the upstream and fills its tier; the `x-cache-result` header of each response proves it.
 //!
-//! The request arrives analysed (statement, template and window known), as a Flight ticket would: parsing
-//! SQL is not what the seed times. Allocations are counted by this plugin's own global allocator over a few
-//! extra requests after the timed region, so counting costs the timed requests nothing.
+//! Allocations are counted by this plugin's own global allocator over a few extra requests after the timed
+//! region, so counting costs the timed requests nothing.
 
 pub mod alloc;
 pub mod data;
+pub mod dataset;
+pub mod routing;
+pub mod service;
 pub mod tiers;
 pub mod upstream;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use arrow_flight::flight_service_server::FlightService;
+use arrow_flight::{FlightData, Ticket};
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
+use futures::TryStreamExt;
 use serde::Deserialize;
+use tokio::runtime::Runtime;
 
 use data::{Row, Window};
-use tiers::{DeltaTier, ObjectTier};
+use service::CacheService;
 use upstream::{Engine, Upstream};
 
 /// The slowdown compiled in with the `slower` feature, spun once per request (proofs only: a second build of
@@ -37,16 +48,27 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 /// Requests served with allocation counting on, after the timed region.
 const COUNTED_REQUESTS: u64 = 8;
 
-/// Which tier serves.
+/// The arm: which tier its statement is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
-    /// Crop the cached dataset and rebuild Arrow batches.
+    /// The seed's `date_bin` statement over a window inside the delta tier's extent.
     DeltaHit,
-    /// Copy the cached IPC bytes.
+    /// The seed's `SELECT * FROM cpu`, answered from the object tier's stored Flight data.
     ObjectHit,
-    /// Fetch from the upstream on every request.
+    /// The seed's `SELECT now(), * FROM cpu`: nondeterministic, fetched on every request.
     Passthrough,
+}
+
+impl Tier {
+    /// The tier the cache's `x-cache-result` header names for this arm's statement.
+    fn served_by(self) -> &'static str {
+        match self {
+            Tier::DeltaHit => "delta",
+            Tier::ObjectHit => "object",
+            Tier::Passthrough => "passthrough",
+        }
+    }
 }
 
 /// Whether the tier keeps what it holds between requests.
@@ -83,64 +105,59 @@ pub struct Params {
 pub struct CacheTier {
     tier: Tier,
     cold: bool,
-    upstream: Upstream,
-    object: ObjectTier,
-    delta: DeltaTier,
+    runtime: Runtime,
+    service: Arc<CacheService>,
     statement: String,
-    template: String,
-    window: Window,
+    ticket: Ticket,
     rows: usize,
-    /// The upstream's answer for the window: what every response must hold.
+    /// The upstream's answer to the statement: what every response must hold.
     expected: Vec<Row>,
     requests: u64,
     hits: u64,
     misses: u64,
-    last: Vec<u8>,
+    last: Vec<FlightData>,
 }
 
 impl CacheTier {
-    /// Serves one request.
-    fn serve(&mut self) -> Result<Vec<u8>, RigError> {
+    /// Sends one `DoGet` of the arm's ticket and consumes its stream; an error names the Flight status and the
+    /// statement, or the tier that served where the arm names another.
+    fn request(&mut self) -> Result<Vec<FlightData>, RigError> {
         self.requests += 1;
-        match self.tier {
-            Tier::Passthrough => Ok(self.upstream.fetch(&self.statement)?),
-            Tier::ObjectHit => {
-                if self.cold {
-                    self.object.clear();
-                }
-                if let Some(bytes) = self.object.get(&self.statement) {
-                    self.hits += 1;
-                    return Ok(bytes.to_vec());
-                }
-                self.misses += 1;
-                let answer = self.upstream.fetch(&self.statement)?;
-                self.object.put(&self.statement, answer.clone());
-                Ok(answer)
-            }
-            Tier::DeltaHit => {
-                if self.cold {
-                    self.delta.clear();
-                }
-                let dataset = match self.delta.get(&self.template, self.window) {
-                    Some(dataset) => {
-                        self.hits += 1;
-                        dataset
-                    }
-                    None => {
-                        self.misses += 1;
-                        let answer = self.upstream.fetch(&self.statement)?;
-                        self.delta.put(&self.template, self.window, &answer)?
-                    }
-                };
-                let batch = dataset.rebuild(self.window)?;
-                Ok(data::encode(dataset.schema(), &[batch], 256 + self.rows * 32)?)
-            }
+        if self.cold {
+            self.service.purge();
         }
+        let statement = &self.statement;
+        let failed = |status: tonic::Status| {
+            RigError::verification(format!(
+                "DoGet failed with status {:?}: {} (ticket statement `{statement}`)",
+                status.code(),
+                status.message()
+            ))
+        };
+        let (messages, tier, status) = self.runtime.block_on(async {
+            let response = self.service.do_get(tonic::Request::new(self.ticket.clone())).await.map_err(failed)?;
+            let (tier, status) = service::result_of(&response).unwrap_or(("none", "none"));
+            let (tier, status) = (tier == self.tier.served_by(), (status == "hit", status == "miss"));
+            let messages: Vec<FlightData> = response.into_inner().try_collect().await.map_err(failed)?;
+            Ok::<_, RigError>((messages, tier, status))
+        })?;
+        if !tier {
+            return Err(RigError::verification(format!(
+                "the cache did not serve `{statement}` from the {} tier that arm {:?} names",
+                self.tier.served_by(),
+                self.tier
+            )));
+        }
+        let (hit, miss) = status;
+        self.hits += u64::from(hit);
+        self.misses += u64::from(miss);
+        Ok(messages)
     }
 
     /// Checks a response against the upstream's answer, row by row.
-    fn check(&self, response: &[u8]) -> Result<usize, RigError> {
-        let (_, batches) = data::decode(response)?;
+    fn check(&self, response: &[FlightData]) -> Result<usize, RigError> {
+        let batches = arrow_flight::utils::flight_data_to_batches(response)
+            .map_err(|e| RigError::verification(format!("the response does not decode: {e}")))?;
         let rows = data::rows(&batches).map_err(RigError::verification)?;
         if let Some(i) = (0..rows.len().max(self.expected.len())).find(|&i| rows.get(i) != self.expected.get(i)) {
             return Err(RigError::verification(format!(
@@ -154,6 +171,14 @@ impl CacheTier {
         }
         Ok(rows.len())
     }
+
+    /// The same arm asking `statement` instead of its own (tests: a statement the cache routes elsewhere).
+    #[cfg(test)]
+    fn asking(mut self, statement: &str) -> Self {
+        self.statement = statement.to_string();
+        self.ticket = service::ticket(statement);
+        self
+    }
 }
 
 impl Rig for CacheTier {
@@ -162,21 +187,21 @@ impl Rig for CacheTier {
     fn describe() -> Descriptor {
         Descriptor::iterations(
             "cache_tier",
-            "Flight SQL statement cache tiers: delta rebuild, object bytes, passthrough",
+            "Flight SQL statement cache tiers through DoGet: delta rebuild, object bytes, passthrough",
         )
         .param(Param::choice("tier", "delta_hit", &["delta_hit", "object_hit", "passthrough"]))
         .param(Param::int("rows", 1000).range(2, 10_000_000).doc("rows per response: minutes x 2 hosts (even)"))
-        .param(Param::choice("cache", "warm", &["warm", "cold"]).doc("cold clears the tier in every request"))
+        .param(Param::choice("cache", "warm", &["warm", "cold"]).doc("cold purges the tiers in every request"))
         .param(
             Param::choice("upstream", "datafusion", &["datafusion", "canned"])
-                .doc("canned replays DataFusion's answer as bytes (the seed's fake upstream)"),
+                .doc("canned hands over DataFusion's answer again (the seed's fake upstream)"),
         )
         .metric(Metric::iter_time("request_time"))
         .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
         .metric(Metric::counter("allocations", Unit::Allocs, "allocations").doc("per request, plugin allocator"))
         .metric(Metric::counter("allocated_bytes", Unit::Bytes, "allocated_bytes").doc("per request"))
         .metric(Metric::counter("miss_percent", Unit::Percent, "miss_percent").doc("timed requests the tier missed"))
-        .metric(Metric::counter("response_bytes", Unit::Bytes, "response_bytes").doc("IPC stream per response"))
+        .metric(Metric::counter("response_bytes", Unit::Bytes, "response_bytes").doc("Flight data per response"))
         .invariant(Invariant::equal("rows_out", "rows"))
         .invariant(Invariant::equal("tier_misses", "expected_misses"))
     }
@@ -191,46 +216,61 @@ impl Rig for CacheTier {
         let minutes = p.rows / 2;
         // The delta tier holds twice the window, so a hit really crops.
         let (window, extent) = (Window::minutes(minutes / 2, minutes), Window::minutes(0, 2 * minutes));
-        let engine = Engine::new(data::raw_table(2 * minutes))?;
-        let (statement, extent_statement) = (upstream::statement(window), upstream::statement(extent));
-        let answer = engine.answer(&statement)?;
-        let extent_answer = engine.answer(&extent_statement)?;
-        let expected = data::rows(&data::decode(&answer)?.1).map_err(RigError::verification)?;
+        let statement = match p.tier {
+            Tier::DeltaHit => upstream::delta_statement(window),
+            Tier::ObjectHit => upstream::object_statement(p.rows as usize),
+            Tier::Passthrough => upstream::passthrough_statement(),
+        };
+        // The delta tier is primed with the extent, the object tier with the statement itself.
+        let prime = if p.tier == Tier::DeltaHit { upstream::delta_statement(extent) } else { statement.clone() };
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let engine = Engine::new(minutes)?;
+        let (answer, primed) = runtime.block_on(async {
+            Ok::<_, datafusion::error::DataFusionError>((
+                engine.answer(&statement).await?,
+                engine.answer(&prime).await?,
+            ))
+        })?;
+        let expected = data::rows(&answer.batches).map_err(RigError::verification)?;
         if expected.len() != p.rows as usize {
             let found = expected.len();
             return Err(RigError::verification(format!("the upstream answered {found} rows, not {}", p.rows)));
         }
-        let mut object = ObjectTier::default();
-        object.put(&statement, answer.clone());
-        let mut delta = DeltaTier::default();
-        delta.put(&upstream::template(), extent, &extent_answer)?;
         let upstream = match p.upstream {
             UpstreamKind::Datafusion => Upstream::DataFusion(engine),
             UpstreamKind::Canned => {
-                Upstream::Canned(HashMap::from([(statement.clone(), answer), (extent_statement, extent_answer)]))
+                Upstream::Canned(HashMap::from([(statement.clone(), answer), (prime.clone(), primed)]))
             }
         };
-        Ok(CacheTier {
+        let mut rig = CacheTier {
             tier: p.tier,
-            cold: p.cache == Cache::Cold,
-            upstream,
-            object,
-            delta,
-            statement,
-            template: upstream::template(),
-            window,
+            cold: false,
+            runtime,
+            service: Arc::new(CacheService::new(upstream)),
+            ticket: service::ticket(&prime),
+            statement: prime,
             rows: p.rows as usize,
             expected,
             requests: 0,
             hits: 0,
             misses: 0,
             last: Vec::new(),
-        })
+        };
+        if p.tier != Tier::Passthrough {
+            rig.request()?;
+        }
+        rig.ticket = service::ticket(&statement);
+        rig.statement = statement;
+        // The primed cache serves the first timed request, so its answer is checked before any is timed.
+        let first = rig.request()?;
+        rig.check(&first)?;
+        (rig.requests, rig.hits, rig.misses, rig.cold) = (0, 0, 0, p.cache == Cache::Cold);
+        Ok(rig)
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
         benchhost_plugin_api::slower::spin(SLOWER);
-        self.last = self.serve()?;
+        self.last = self.request()?;
         Ok(())
     }
 
@@ -240,9 +280,10 @@ impl Rig for CacheTier {
         }
         let rows_out = self.check(&self.last)?;
         let (requests, hits, misses) = (self.requests, self.hits, self.misses);
-        let (served, allocations) = alloc::count(|| (0..COUNTED_REQUESTS).try_for_each(|_| self.serve().map(drop)));
+        let (served, allocations) = alloc::count(|| (0..COUNTED_REQUESTS).try_for_each(|_| self.request().map(drop)));
         served?;
         let expected_misses = if self.cold { requests } else { 0 };
+        let response_bytes: usize = self.last.iter().map(|m| m.data_header.len() + m.data_body.len()).sum();
         Ok(Outcome::new()
             .counter("rows", self.rows as u64)
             .counter("rows_out", rows_out as u64)
@@ -253,7 +294,7 @@ impl Rig for CacheTier {
             .counter("miss_percent", misses * 100 / requests)
             .counter("allocations", per_request(allocations.count))
             .counter("allocated_bytes", per_request(allocations.bytes))
-            .counter("response_bytes", self.last.len() as u64))
+            .counter("response_bytes", response_bytes as u64))
     }
 }
 
