@@ -7,6 +7,9 @@ the host and the rigs' plugins (in $CARGO_TARGET_DIR/release, or target/release)
 
     python3 benchmarks/counts_twice.py --out ~/.cache/benchhost/counts-twice
     cp ~/.cache/benchhost/counts-twice/counts-twice.json results/
+
+`--rigs cache_tier` counts one rig's cells only (its summary's cells then replace that rig's in the committed
+file).
 """
 
 import argparse
@@ -24,14 +27,14 @@ def stream(out, index):
     return out / f"run-{index}.jsonl"
 
 
-def run(out, index):
+def run(out, index, rigs):
     path = stream(out, index)
     done = path.with_suffix(".done")
     if done.exists():
         return
     path.unlink(missing_ok=True)
     command = [str(TARGET / "release" / "benchhost"), "run", "--quick", "--instructions", "--out", str(path)]
-    for rig in RIGS:
+    for rig in rigs:
         command += ["--plugin", rig]
     subprocess.run(command, cwd=ROOT, check=False)
     done.touch()
@@ -64,7 +67,7 @@ def moved(first, second):
     return sorted(diffs, key=lambda d: -abs(d["difference"]))[:6]
 
 
-def summary(out, commit):
+def summary(out, commit, rigs):
     first, second = counts(stream(out, 1)), counts(stream(out, 2))
     cells = []
     for name in first:
@@ -78,7 +81,7 @@ def summary(out, commit):
         cells.append(cell)
     return {
         "command": f"python3 benchmarks/counts_twice.py (benchhost run --quick --instructions --plugin "
-                   f"{' --plugin '.join(RIGS)}, twice; release, host at {commit})",
+                   f"{' --plugin '.join(rigs)}, twice; release, host at {commit})",
         "same": sum(c["same"] for c in cells),
         "differ": sum("change_pct" in c for c in cells),
         "no_count": sum("no_count" in c for c in cells),
@@ -89,12 +92,17 @@ def summary(out, commit):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="directory for the two streams and the summary")
+    parser.add_argument("--rigs", default=",".join(RIGS), help="the rigs to count, comma-separated (all of them)")
     args = parser.parse_args()
+    rigs = args.rigs.split(",")
+    unknown = [rig for rig in rigs if rig not in RIGS]
+    if unknown:
+        parser.error(f"not an iterations-style rig of rigs.toml: {', '.join(unknown)} (known: {', '.join(RIGS)})")
     args.out.mkdir(parents=True, exist_ok=True)
     for index in (1, 2):
-        run(args.out, index)
+        run(args.out, index, rigs)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    result = summary(args.out, commit.stdout.strip())
+    result = summary(args.out, commit.stdout.strip(), rigs)
     (args.out / "counts-twice.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"{result['same']} cells the same, {result['differ']} differ, {result['no_count']} not counted")
     for cell in result["cells"]:
