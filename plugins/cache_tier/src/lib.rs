@@ -134,21 +134,21 @@ impl CacheTier {
                 status.message()
             ))
         };
-        let (messages, tier, status) = self.runtime.block_on(async {
+        let (messages, by_the_arms_tier, hit, miss) = self.runtime.block_on(async {
             let response = self.service.do_get(tonic::Request::new(self.ticket.clone())).await.map_err(failed)?;
             let (tier, status) = service::result_of(&response).unwrap_or(("none", "none"));
-            let (tier, status) = (tier == self.tier.served_by(), (status == "hit", status == "miss"));
+            let by_the_arms_tier = tier == self.tier.served_by();
+            let (hit, miss) = (status == "hit", status == "miss");
             let messages: Vec<FlightData> = response.into_inner().try_collect().await.map_err(failed)?;
-            Ok::<_, RigError>((messages, tier, status))
+            Ok::<_, RigError>((messages, by_the_arms_tier, hit, miss))
         })?;
-        if !tier {
+        if !by_the_arms_tier {
             return Err(RigError::verification(format!(
                 "the cache did not serve `{statement}` from the {} tier that arm {:?} names",
                 self.tier.served_by(),
                 self.tier
             )));
         }
-        let (hit, miss) = status;
         self.hits += u64::from(hit);
         self.misses += u64::from(miss);
         Ok(messages)
