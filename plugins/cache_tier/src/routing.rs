@@ -33,17 +33,6 @@ pub enum Route {
     Passthrough,
 }
 
-impl Route {
-    /// The tier's name, as the response's `x-cache-result` header gives it.
-    pub fn tier(&self) -> &'static str {
-        match self {
-            Route::Delta { .. } => "delta",
-            Route::Object => "object",
-            Route::Passthrough => "passthrough",
-        }
-    }
-}
-
 /// Routes `sql`; an error says why it is not one query the cache can analyse.
 pub fn route(sql: &str) -> Result<Route, String> {
     let mut statements = DFParser::parse_sql(sql).map_err(|e| format!("not SQL: {e}"))?;

@@ -6,8 +6,6 @@
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::flight_service_server::FlightService;
 use arrow_flight::sql::server::FlightSqlService;
@@ -69,28 +67,28 @@ impl CacheService {
         self.upstream.fetch(statement).await.map_err(|e| Status::internal(format!("the upstream: {e}")))
     }
 
-    /// Serves `statement` from the tier `route` names: the Flight data, and whether the tier hit.
+    /// Serves `statement` from the tier `route` names: the Flight data, and the `x-cache-result` header's value.
     async fn serve(&self, statement: &str, route: &Route) -> Result<(FlightStream, &'static str), Status> {
         match route {
-            Route::Passthrough => Ok((encode(self.fetch(statement).await?), "fetched")),
+            Route::Passthrough => Ok((encode(self.fetch(statement).await?), "tier=passthrough; status=fetched")),
             Route::Object => {
                 if let Some(messages) = self.tiers().object.get(statement) {
-                    return Ok((Box::pin(stream::iter(messages.into_iter().map(Ok))), "hit"));
+                    return Ok((Box::pin(stream::iter(messages.into_iter().map(Ok))), "tier=object; status=hit"));
                 }
                 let messages: Vec<FlightData> = encode(self.fetch(statement).await?).try_collect().await?;
                 self.tiers().object.put(statement, messages.clone());
-                Ok((Box::pin(stream::iter(messages.into_iter().map(Ok))), "miss"))
+                Ok((Box::pin(stream::iter(messages.into_iter().map(Ok))), "tier=object; status=miss"))
             }
             Route::Delta { template, window } => {
                 let cropped = self.tiers().delta.crop(template, *window);
                 let (dataset, status) = match cropped {
-                    Some(dataset) => (dataset, "hit"),
+                    Some(dataset) => (dataset, "tier=delta; status=hit"),
                     None => {
                         let answer = self.fetch(statement).await?;
                         let dataset = Dataset::from_answer(*window, answer.schema, &answer.batches)
                             .map_err(|e| Status::internal(format!("the delta tier cannot hold the answer: {e}")))?;
                         self.tiers().delta.put(template, dataset.clone());
-                        (dataset, "miss")
+                        (dataset, "tier=delta; status=miss")
                     }
                 };
                 let batch = dataset.to_batch().map_err(|e| Status::internal(e.to_string()))?;
@@ -101,10 +99,9 @@ impl CacheService {
 }
 
 /// The Flight data of an answer: its schema's message first, then its batches'.
-fn encode(answer: Answer) -> FlightStream {
-    let Answer { schema, batches }: Answer = answer;
-    let batches = stream::iter(batches.into_iter().map(Ok::<RecordBatch, _>));
-    Box::pin(FlightDataEncoderBuilder::new().with_schema(schema as SchemaRef).build(batches).map_err(Status::from))
+fn encode(Answer { schema, batches }: Answer) -> FlightStream {
+    let batches = stream::iter(batches.into_iter().map(Ok));
+    Box::pin(FlightDataEncoderBuilder::new().with_schema(schema).build(batches).map_err(Status::from))
 }
 
 #[tonic::async_trait]
@@ -119,15 +116,8 @@ impl FlightSqlService for CacheService {
         let statement = std::str::from_utf8(&ticket.statement_handle)
             .map_err(|_| Status::invalid_argument("the ticket's statement is not UTF-8"))?;
         let route = routing::route(statement).map_err(Status::invalid_argument)?;
-        let (stream, status) = self.serve(statement, &route).await?;
+        let (stream, result) = self.serve(statement, &route).await?;
         let mut response = Response::new(stream.boxed());
-        let result = match (route.tier(), status) {
-            ("delta", "hit") => "tier=delta; status=hit",
-            ("delta", _) => "tier=delta; status=miss",
-            ("object", "hit") => "tier=object; status=hit",
-            ("object", _) => "tier=object; status=miss",
-            _ => "tier=passthrough; status=fetched",
-        };
         response.metadata_mut().insert(RESULT_HEADER, MetadataValue::from_static(result));
         Ok(response)
     }
