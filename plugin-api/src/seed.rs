@@ -13,6 +13,13 @@ use std::path::{Path, PathBuf};
 use crate::{RigError, SetupContext};
 
 impl SetupContext {
+    /// Where [`SetupContext::seed`] keeps the seed `key`, known before it is built: `build` writes into another
+    /// directory that is then renamed to this path, so a seed that names its own files by absolute path (an
+    /// Iceberg table's metadata does) names them here.
+    pub fn seed_path(&self, key: &str) -> PathBuf {
+        self.seed_dir.clone().unwrap_or_else(|| self.scratch_dir.join("seeds")).join(key)
+    }
+
     /// The directory holding the seed `key`: built by `build` (into a new, empty directory) the first time,
     /// and kept in [`SetupContext::seed_dir`] for every later instance in the run; without a seed directory
     /// (a unit test, an older host) it is built in the scratch directory, for this instance alone.
@@ -40,8 +47,8 @@ impl SetupContext {
         {
             return Err(RigError::new(format!("seed key {key:?}: use letters, digits, '-', '_' and '.'")));
         }
-        let home = self.seed_dir.clone().unwrap_or_else(|| self.scratch_dir.join("seeds"));
-        let seed = home.join(key);
+        let seed = self.seed_path(key);
+        let home = seed.parent().map(Path::to_path_buf).unwrap_or_default();
         if seed.is_dir() {
             return Ok(seed);
         }

@@ -36,7 +36,8 @@ fn compaction(storage: &str, dir: &std::path::Path) -> Compaction {
 
 #[test]
 fn the_seeded_tally_is_what_a_plain_scan_reads() {
-    // On disk every table is seeded anew; in memory each is a copy of the seed kept for the run.
+    // On disk each directory's first table is seeded and later ones copied from it; in memory each is a copy of
+    // the seed kept for the run.
     for storage in ["fs", "memory"] {
         let dir = tempfile::tempdir().unwrap();
         let mut rig = compaction(storage, dir.path());
@@ -63,7 +64,29 @@ fn tables_copied_from_one_kept_seed_do_not_share_their_files() {
     // Built once, by the first instance; a second instance of the same library reads it.
     let seeds = dir.path().join("seeds");
     assert_eq!(std::fs::read_dir(&seeds).unwrap().count(), 1);
-    assert_eq!(compaction("memory", dir.path()).kept.unwrap().1, first.seeded);
+    assert_eq!(compaction("memory", dir.path()).seeded, first.seeded);
+}
+
+#[test]
+fn a_directory_freed_by_its_check_takes_a_fresh_copy_of_its_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rig = compaction("fs", dir.path());
+    let (mut first, second) = (rig.seed().unwrap(), rig.seed().unwrap());
+    assert_eq!((first.dir, second.dir), (Some(0), Some(1)));
+    first.candidate = Some(rig.runtime.block_on(plan(&first)).unwrap());
+    rig.runtime.block_on(rewrite(&mut first)).unwrap();
+    rig.rewritten.push(first);
+    rig.check_rewritten().unwrap();
+    assert!(!dir.path().join("warehouse-0").exists(), "a checked table's directory is removed");
+    // The next table goes into the freed directory, from that directory's seed: not seeded again, and on disk
+    // with the three appended files, not the rewritten one.
+    let third = rig.seed().unwrap();
+    assert_eq!(third.dir, Some(0));
+    assert!(matches!(&rig.seeds, Seeds::Directories { kept, .. } if kept.len() == 2));
+    let (tally, live) = rig.runtime.block_on(read_back(&third)).unwrap();
+    assert_eq!((tally, live.len()), (rig.seeded, 3));
+    let data = dir.path().join("warehouse-0/bench/traces/data");
+    assert_eq!(std::fs::read_dir(&data).map(|files| files.count()).unwrap_or(0), 3, "{}", data.display());
 }
 
 #[test]

@@ -225,21 +225,18 @@ impl Rig for Querier {
     fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
         p.check()?;
         let runtime = runtime::new(p.workers, ctx)?;
-        let dir = ctx.scratch_dir.join("warehouse");
-        std::fs::create_dir_all(&dir)?;
-        let warehouse = runtime.block_on(Warehouse::new(p.storage, &dir))?;
+        let seeded = match (p.shape.corpus(), p.order) {
+            (Corpus::Traces, _) => Seeded::Traces,
+            (Corpus::Spans, Order::Unattested) => Seeded::Spans,
+            (Corpus::Spans, _) => Seeded::SpansSorted,
+        };
+        let (warehouse, ident) = seeded.open(p.storage, ctx, &runtime)?;
         let mut config = Config::querier(usize::try_from(p.workers).unwrap_or(1));
         config.pruning = p.pruning;
         config.footer_cache = p.footer_cache != FooterCache::Off;
         config.split_by_statistics = p.order != Order::AttestedSplitOff;
         let store = IcebergStore::new(warehouse.file_io(), IcebergStore::prefix_of(&warehouse.location));
         let ctx_df = config.session(store)?;
-        let seeded = match (p.shape.corpus(), p.order) {
-            (Corpus::Traces, _) => Seeded::Traces,
-            (Corpus::Spans, Order::Unattested) => Seeded::Spans,
-            (Corpus::Spans, _) => Seeded::SpansSorted,
-        };
-        let ident = seeded.open(&warehouse, p.storage, ctx, &runtime)?;
         let table = runtime.block_on(warehouse.catalog.load_table(&ident))?;
         let index = match p.shape {
             Shape::LookupViaIndex => {

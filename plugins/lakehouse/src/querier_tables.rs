@@ -5,8 +5,8 @@
 //! - `spans_sorted`: the same files, written sorted into a table that declares `(timestamp, trace_id)`, each
 //!   file attesting it (seed 000's ingest path).
 //!
-//! A memory warehouse's tables are seeded once per library and run and copied into each instance
-//! ([`crate::snapshot`]); a directory's are seeded by each instance (its files' paths are its own).
+//! Each table is seeded once per library and run ([`crate::snapshot`]): copied into each instance's memory
+//! warehouse, or, on disk, read in place by every instance.
 
 use std::path::Path;
 
@@ -57,27 +57,41 @@ impl Seeded {
         Ok(table)
     }
 
-    /// The table in `warehouse`: in memory, a copy of the seed kept for this library and run (built by the first
-    /// instance); on disk, seeded here.
+    /// A warehouse holding the table: in memory, a copy of the seed kept for this library and run (built by the
+    /// first instance); on disk, the seed's own files, seeded in memory at the place they are kept (the first
+    /// instance) and read there by every instance: the querier never writes to its table.
     pub fn open(
         self,
-        warehouse: &Warehouse,
         storage: Storage,
         ctx: &SetupContext,
         runtime: &Runtime,
-    ) -> Result<TableIdent, RigError> {
-        if storage == Storage::Memory {
-            let kept = ctx.seed(&format!("querier-{}", self.name()), |dir| runtime.block_on(self.keep(dir)))?;
-            runtime.block_on(snapshot::Kept::read(&kept)?.load(warehouse, self.name()))
-        } else {
-            runtime.block_on(self.seed(warehouse))?;
-            Ok(warehouse.ident(self.name()))
+    ) -> Result<(Warehouse, TableIdent), RigError> {
+        match storage {
+            Storage::Memory => {
+                let kept =
+                    ctx.seed(&format!("querier-{}", self.name()), |dir| runtime.block_on(self.keep(dir, None)))?;
+                let warehouse = runtime.block_on(Warehouse::new(Storage::Memory, Path::new("")))?;
+                let ident = runtime.block_on(snapshot::Kept::read(&kept)?.load(&warehouse, self.name()))?;
+                Ok((warehouse, ident))
+            }
+            Storage::Fs => {
+                let key = format!("querier-{}-on-disk", self.name());
+                let place = snapshot::place(&ctx.seed_path(&key));
+                let kept = ctx.seed(&key, |dir| runtime.block_on(self.keep(dir, Some(&place))))?;
+                let warehouse = runtime.block_on(Warehouse::new(Storage::Fs, &place))?;
+                let ident = runtime.block_on(snapshot::register_in_place(&warehouse, &kept, self.name()))?;
+                Ok((warehouse, ident))
+            }
         }
     }
 
-    /// Seeds the table in a memory warehouse of its own and keeps it (and its index) in `dir`.
-    async fn keep(self, dir: &Path) -> Result<(), RigError> {
-        let warehouse = Warehouse::seeding(Storage::Memory, dir).await?;
+    /// Seeds the table in a memory warehouse of its own (located at `place`, if given) and keeps it (and its
+    /// index) in `dir`.
+    async fn keep(self, dir: &Path, place: Option<&Path>) -> Result<(), RigError> {
+        let warehouse = match place {
+            Some(place) => Warehouse::seeding_at(place).await?,
+            None => Warehouse::seeding(Storage::Memory, dir).await?,
+        };
         let table = self.seed(&warehouse).await?;
         snapshot::keep(&warehouse, &table, dir).await
     }

@@ -167,30 +167,40 @@ fn a_file_that_attests_an_order_it_does_not_hold_is_caught() {
 
 #[test]
 fn instances_that_share_a_seed_dir_seed_once_and_scan_the_same_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds");
-    let outcome = |instance: &str| {
-        let ctx = SetupContext {
-            scratch_dir: dir.path().join(instance),
-            quick: true,
-            seed_dir: Some(seeds.clone()),
-            counting: false,
-            window_ns: None,
+    // In memory each instance copies the kept table; on disk every instance reads the kept files in place.
+    for (storage, key) in [("memory", "querier-spans_sorted"), ("fs", "querier-spans_sorted-on-disk")] {
+        let dir = tempfile::tempdir().unwrap();
+        let seeds = dir.path().join("seeds");
+        let outcome = |instance: &str| {
+            let ctx = SetupContext {
+                scratch_dir: dir.path().join(instance),
+                quick: true,
+                seed_dir: Some(seeds.clone()),
+                counting: false,
+                window_ns: None,
+            };
+            let params = json!({"shape": "ordered_full_scan", "order": "attested", "footer_cache": "cold",
+                "pruning": true, "storage": storage, "workers": 2});
+            let mut rig = Querier::setup(serde_json::from_value(params).unwrap(), &ctx).unwrap();
+            rig.iterate().unwrap();
+            let location = rig.warehouse.location.clone();
+            (rig.teardown().unwrap().counters, location)
         };
-        let params = json!({"shape": "ordered_full_scan", "order": "attested", "footer_cache": "cold", "pruning": true,
-            "storage": "memory", "workers": 2});
-        let mut rig = Querier::setup(serde_json::from_value(params).unwrap(), &ctx).unwrap();
-        rig.iterate().unwrap();
-        rig.teardown().unwrap().counters
-    };
-    let first = outcome("a");
-    let pointer = seeds.join("querier-spans_sorted/metadata-location");
-    let kept_at = std::fs::metadata(&pointer).unwrap().modified().unwrap();
-    let second = outcome("b");
-    assert_eq!(std::fs::metadata(&pointer).unwrap().modified().unwrap(), kept_at, "the seed was not built again");
-    assert_eq!(std::fs::read_dir(&seeds).unwrap().count(), 1, "one seed, no draft left");
-    for counter in ["rows_out", "files_total", "files_read", "bytes_scanned", "manifest_reads"] {
-        assert_eq!(first[counter], second[counter], "{counter}");
+        let (first, at) = outcome("a");
+        let pointer = seeds.join(key).join("metadata-location");
+        let kept_at = std::fs::metadata(&pointer).unwrap().modified().unwrap();
+        let (second, second_at) = outcome("b");
+        assert_eq!(std::fs::metadata(&pointer).unwrap().modified().unwrap(), kept_at, "{storage}: built again");
+        assert_eq!(std::fs::read_dir(&seeds).unwrap().count(), 1, "{storage}: one seed, no draft left");
+        for counter in ["rows_out", "files_total", "files_read", "bytes_scanned", "manifest_reads"] {
+            assert_eq!(first[counter], second[counter], "{storage}: {counter}");
+        }
+        assert_eq!((second["rows_out"], second["files_total"]), (60_000, 60), "{storage}");
+        if storage == "fs" {
+            let place = seeds.join(key).join("files");
+            assert_eq!((&at, &second_at), (&place.display().to_string(), &place.display().to_string()));
+            let data = place.join("bench/spans_sorted/data");
+            assert_eq!(std::fs::read_dir(&data).unwrap().count(), 60, "{}", data.display());
+        }
     }
-    assert_eq!((second["rows_out"], second["files_total"]), (60_000, 60));
 }

@@ -74,12 +74,25 @@ impl Warehouse {
         Warehouse::with(storage, dir, IoCounters::recording()).await
     }
 
+    /// A new, empty memory warehouse that records every file written, located at `dir`: its tables name their
+    /// files by paths below `dir`, so a kept copy of them, placed in `dir`, is a table on disk there (a seed
+    /// built in memory and placed where a directory warehouse reads it; see [`crate::snapshot`]).
+    pub async fn seeding_at(dir: &Path) -> iceberg::Result<Warehouse> {
+        let backend = Backend::Memory(MemoryStorage::new());
+        Warehouse::at(backend, dir.display().to_string(), IoCounters::recording()).await
+    }
+
     async fn with(storage: Storage, dir: &Path, io: IoCounters) -> iceberg::Result<Warehouse> {
+        match storage {
+            Storage::Memory => {
+                Warehouse::at(Backend::Memory(MemoryStorage::new()), "memory://warehouse".to_string(), io).await
+            }
+            Storage::Fs => Warehouse::at(Backend::Fs(LocalFsStorage::new()), dir.display().to_string(), io).await,
+        }
+    }
+
+    async fn at(backend: Backend, location: String, io: IoCounters) -> iceberg::Result<Warehouse> {
         let io = Arc::new(io);
-        let (backend, location) = match storage {
-            Storage::Memory => (Backend::Memory(MemoryStorage::new()), "memory://warehouse".to_string()),
-            Storage::Fs => (Backend::Fs(LocalFsStorage::new()), dir.display().to_string()),
-        };
         let storage = CountingStorage::new(backend, io.clone());
         let factory = CountingFactory::new(storage.clone());
         let props = HashMap::from([(MEMORY_CATALOG_WAREHOUSE.to_string(), location.clone())]);
