@@ -200,17 +200,21 @@ def summary(rows):
 
 
 def table(proof):
-    print("| cell | A/A no_change, alarms, CI95 ∋ 1, median ratio | A/B regressed, improved | wall per comparison "
-          "(median, longest) | detectable (median A/A) |")
+    print("| cell | A/A no_change, alarms, CI95 ∋ 1, median ratio | A/B regressed, improved (median ratio) "
+          "| wall per comparison (median, longest) | detectable (median A/A) |")
     print("|---|---|---|---|---|")
     for cell, row in proof.items():
         aa, ab = summary(row.get("aa", [])), summary(row.get("ab", []))
         alarms = aa["regressed"] + aa["improved"]
         ratio = f"{aa['median_ratio']:.4f}" if aa["median_ratio"] else "-"
+        slower = f" ({ab['median_ratio']:.3f})" if ab["median_ratio"] else ""
         det = f"{100 * aa['detectable_median']:.1f}%" if aa["detectable_median"] else "-"
-        print(f"| {cell} | {aa['no_change']}/{aa['n']}, {alarms}, {aa['ci_contains_1']}/{aa['n']}, {ratio} "
-              f"| {ab['regressed']}/{ab['n']}, {ab['improved']} | {aa['wall_median_s']} s, {aa['wall_longest_s']} s "
-              f"| {det} |")
+        _, _, rig, label, _, _ = CELLS[cell]
+        sets = " ".join(SETS.get(cell, [])[1::2])
+        what = f"{cell}: {rig} `{label}`" + (f" `{sets}`" if sets else "")
+        print(f"| {what} | {aa['no_change']}/{aa['n']}, {alarms}, {aa['ci_contains_1']}/{aa['n']}, {ratio} "
+              f"| {ab['regressed']}/{ab['n']}, {ab['improved']}{slower} "
+              f"| {aa['wall_median_s']:.1f} s, {aa['wall_longest_s']:.1f} s | {det} |")
 
 
 def main():

@@ -145,5 +145,5 @@ pub struct ReadmeExample;
 
 /// Every Rust block of the rig author's guide is compiled and run as a doctest, so the guide stays true.
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/writing-a-rig.md")]
+#[doc = include_str!("../../docs/src/writing-a-rig.md")]
 pub struct WritingARigGuide;

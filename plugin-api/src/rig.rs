@@ -106,7 +106,7 @@ pub struct SetupContext {
     /// set-up rig, and a fork keeps only the thread that forks. A rig that runs worker threads (a multi-thread
     /// tokio runtime) runs its iterations on the calling thread instead (a current-thread runtime), so that its
     /// count is the work of an iteration and not nothing. A count's `seed_dir` is `None`, and its randomness and
-    /// clocks are fixed (docs/writing-a-rig.md, "count-stable").
+    /// clocks are fixed (docs/src/writing-a-rig.md, "count-stable").
     #[serde(default)]
     pub counting: bool,
     /// Set by the host only for a rig whose descriptor declares [`Descriptor::windows`], in a duel of two arms

@@ -1,4 +1,4 @@
-//! docs/ci.md's workflows: their YAML parses, and every `benchhost` command line in a step parses as benchhost
+//! docs/src/ci.md's workflows: their YAML parses, and every `benchhost` command line in a step parses as benchhost
 //! parses its arguments (as `--help` would get past: the command, its flags and their values).
 
 use clap::Parser;
@@ -56,8 +56,8 @@ fn words(line: &str) -> Vec<String> {
 
 #[test]
 fn the_ci_recipes_parse_and_every_benchhost_line_in_them_is_a_valid_command() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/ci.md");
-    let markdown = std::fs::read_to_string(&path).expect("docs/ci.md");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/ci.md");
+    let markdown = std::fs::read_to_string(&path).expect("docs/src/ci.md");
     let blocks = yaml_blocks(&markdown);
     assert_eq!(blocks.len(), 2, "a workflow for pull requests and one for the nightly");
     let mut commands = Vec::new();

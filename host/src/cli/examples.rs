@@ -102,7 +102,8 @@ pub const COMPLETIONS: &str = "Examples:
 
 /// `benchhost man`.
 pub const MAN: &str = "Examples:
-  benchhost man > benchhost.1 && man ./benchhost.1";
+  benchhost man > benchhost.1 && man ./benchhost.1
+  benchhost man --markdown > docs/src/cli.md";
 
 /// `benchhost schema`.
 pub const SCHEMA: &str = "Examples:

@@ -175,9 +175,13 @@ pub(crate) enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
+    /// Print the man page (roff), or with --markdown the guide's command-line reference (docs/src/cli.md).
     #[command(after_help = crate::cli::examples::MAN)]
-    Man,
+    Man {
+        /// Markdown: every command's long help, as the guide's reference holds it.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Print the JSON Schema of a schema-1 record (committed as results/schema-1.json).
     #[command(after_help = crate::cli::examples::SCHEMA)]
     Schema,
@@ -303,7 +307,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => crate::cli::shell::completions(Cli::command(), shell),
-        Command::Man => crate::cli::shell::man(Cli::command()),
+        Command::Man { markdown: false } => crate::cli::shell::man(Cli::command()),
+        Command::Man { markdown: true } => {
+            crate::run::output::print(&crate::cli::shell::markdown(Cli::command()))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Schema => {
             print(&benchhost_record::json_schema())?;
             Ok(ExitCode::SUCCESS)
@@ -315,3 +323,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 #[cfg(test)]
 #[path = "ci_recipe_tests.rs"]
 mod ci_recipe_tests;
+
+#[cfg(test)]
+#[path = "docs_tests.rs"]
+mod docs_tests;

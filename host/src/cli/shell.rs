@@ -1,5 +1,6 @@
 //! What a shell user expects of a command-line tool, generated from the clap definitions so it never drifts:
-//! completions (`benchhost completions bash`) and a man page (`benchhost man`).
+//! completions (`benchhost completions bash`), a man page (`benchhost man`) and the guide's command-line reference
+//! (`docs/src/cli.md`, checked by a test).
 
 use std::process::ExitCode;
 
@@ -21,4 +22,19 @@ pub fn man(command: clap::Command) -> Result<ExitCode> {
     clap_mangen::Man::new(command).render(&mut out)?;
     print(&String::from_utf8_lossy(&out))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command-line reference of `command` in Markdown (`docs/src/cli.md`): each visible command's long help.
+pub fn markdown(mut command: clap::Command) -> String {
+    command.build();
+    let mut out = String::from(
+        "# Command line\n\n<!-- Generated from benchhost's clap definitions; `BENCHHOST_BLESS=1 cargo test -p benchhost \
+         --lib cli_reference` rewrites it. -->\n\n",
+    );
+    out.push_str(&format!("```text\n{}\n```\n", command.render_long_help().to_string().trim_end()));
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        let help = sub.clone().render_long_help().to_string();
+        out.push_str(&format!("\n## {}\n\n```text\n{}\n```\n", sub.get_name(), help.trim_end()));
+    }
+    out
 }
