@@ -155,8 +155,8 @@ def rigs_proof_headline():
     rows = ["| rig cell | A/A `no_change` | A/B `regressed` (+~5%) | wall per comparison (median) |", "|---|---|---|---|"]
     for cell, row in proof.items():
         aa, ab = rigs_proof.summary(row.get("aa", [])), rigs_proof.summary(row.get("ab", []))
-        _, _, rig, label, _, _ = rigs_proof.CELLS[cell]
-        label = " ".join(label.replace(".*", " ").rstrip("$").split())
+        rig, label, sets = rigs_proof.described(cell, row)
+        label = " ".join(label.replace(".*", " ").rstrip("$").split() + sets[1::2])
         rows.append(f"| {rig} `{label}` | {aa['no_change']}/{aa['n']} | {ab['regressed']}/{ab['n']} "
                     f"| {aa['wall_median_s']:.1f} s |")
     return "\n".join(rows)

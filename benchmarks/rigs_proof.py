@@ -199,6 +199,12 @@ def summary(rows):
             "detectable_median": statistics.median(dets) if dets else None}
 
 
+def described(cell, row):
+    """The rig, filter and `--set`s a row was measured with: as it recorded them, else as the cell is defined now."""
+    _, _, rig, label, _, _ = CELLS[cell]
+    return rig, row.get("filter", label), row.get("set", SETS.get(cell, []))
+
+
 def table(proof):
     print("| cell | A/A no_change, alarms, CI95 ∋ 1, median ratio | A/B regressed, improved (median ratio) "
           "| wall per comparison (median, longest) | detectable (median A/A) |")
@@ -209,8 +215,8 @@ def table(proof):
         ratio = f"{aa['median_ratio']:.4f}" if aa["median_ratio"] else "-"
         slower = f" ({ab['median_ratio']:.3f})" if ab["median_ratio"] else ""
         det = f"{100 * aa['detectable_median']:.1f}%" if aa["detectable_median"] else "-"
-        _, _, rig, label, _, _ = CELLS[cell]
-        sets = " ".join(SETS.get(cell, [])[1::2])
+        rig, label, sets = described(cell, row)
+        sets = " ".join(sets[1::2])
         what = f"{cell}: {rig} `{label}`" + (f" `{sets}`" if sets else "")
         print(f"| {what} | {aa['no_change']}/{aa['n']}, {alarms}, {aa['ci_contains_1']}/{aa['n']}, {ratio} "
               f"| {ab['regressed']}/{ab['n']}, {ab['improved']}{slower} "
@@ -235,6 +241,8 @@ def main():
     for part in args.parts.split(","):
         for cell in args.cells.split(","):
             row = proof.setdefault(cell, {})
+            row.setdefault("filter", CELLS[cell][3])
+            row.setdefault("set", SETS.get(cell, []))
             if part == "builds":
                 if "spin" not in row:
                     part_builds(cell, row, args)
