@@ -32,20 +32,20 @@ fn documents() -> Vec<PathBuf> {
     out
 }
 
-/// The lines of `markdown` outside fenced code blocks, with inline code spans blanked out.
+/// The lines of `markdown`, those of fenced code blocks blank, inline code spans blanked out (so a line's index
+/// is its number - 1).
 fn prose(markdown: &str) -> Vec<String> {
     let mut fenced = false;
     let code = regex::Regex::new(r"`[^`]*`").expect("a regex");
     markdown
         .lines()
-        .filter(|line| {
+        .map(|line| {
             if line.trim_start().starts_with("```") {
                 fenced = !fenced;
-                return false;
+                return String::new();
             }
-            !fenced
+            if fenced { String::new() } else { code.replace_all(line, "").into_owned() }
         })
-        .map(|line| code.replace_all(line, "").into_owned())
         .collect()
 }
 
@@ -157,9 +157,9 @@ fn command_lines(markdown: &str) -> Vec<String> {
             command = command.replace(&format!("${name}"), value);
         }
         let command = regex::Regex::new(r"\$[A-Za-z_]+").expect("a regex").replace_all(&command, "1");
-        let command = command.trim();
-        if command.split_whitespace().next().is_some_and(|w| w.ends_with("benchhost")) {
-            out.push(command.to_string());
+        let words: Vec<&str> = command.split_whitespace().collect();
+        if words.first().is_some_and(|w| w.ends_with("benchhost")) {
+            out.push(words.join(" "));
         }
     }
     out
@@ -185,7 +185,7 @@ fn every_benchhost_line_in_the_docs_parses_as_benchhost_parses_it() {
 fn command_lines_are_taken_from_shell_blocks_only_and_cut_where_the_shell_would() {
     let text = "```sh\nWH=\"--warehouse wh\"\nbenchhost run --shard $I/$N # job I\nbenchhost report $WH \\\n  --format md > a.md\n\
                 cargo build && target/release/benchhost list\n```\n```text\nbenchhost not a command\n```\n";
-    assert_eq!(command_lines(text), ["benchhost run --shard 1/1", "benchhost report --warehouse wh   --format md"]);
+    assert_eq!(command_lines(text), ["benchhost run --shard 1/1", "benchhost report --warehouse wh --format md"]);
 }
 
 /// A shell line's words, quotes joined.
