@@ -129,6 +129,7 @@ fn every_page_of_the_guide_is_in_its_summary() {
 fn command_lines(markdown: &str) -> Vec<String> {
     let (mut out, mut shell, mut assigned, mut pending) = (Vec::new(), false, Vec::new(), String::new());
     let assignment = regex::Regex::new(r#"^([A-Z_]+)="([^"]*)"$"#).expect("a regex");
+    let variable = regex::Regex::new(r"\$[A-Za-z_]+").expect("a regex");
     for line in markdown.lines() {
         let fence = line.trim_start();
         if fence.starts_with("```") {
@@ -156,7 +157,7 @@ fn command_lines(markdown: &str) -> Vec<String> {
         for (name, value) in &assigned {
             command = command.replace(&format!("${name}"), value);
         }
-        let command = regex::Regex::new(r"\$[A-Za-z_]+").expect("a regex").replace_all(&command, "1");
+        let command = variable.replace_all(&command, "1");
         let words: Vec<&str> = command.split_whitespace().collect();
         if words.first().is_some_and(|w| w.ends_with("benchhost")) {
             out.push(words.join(" "));
