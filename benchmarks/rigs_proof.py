@@ -47,7 +47,7 @@ CELLS = {
                         "footer_cache=warm order=attested .*shape=oldest_first_topk storage=memory", "query_time",
                         "time"),
     "querier_fs": ("rig-lakehouse", "librig_lakehouse.so", "querier",
-                   "footer_cache=cold .*shape=ordered_full_scan storage=fs", "query_time", "time"),
+                   "footer_cache=cold .*shape=lookup_by_id storage=fs", "query_time", "time"),
     "writer": ("rig-lakehouse", "librig_lakehouse.so", "writer",
                "batches=1 op=append order=in_order rows=10000 storage=memory .*writers=1$", "append_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
