@@ -5,6 +5,7 @@ use clap::Parser;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::Cli;
+use super::docs_tests::shell_words;
 
 /// The text of each fenced ```yaml block of `markdown`.
 fn yaml_blocks(markdown: &str) -> Vec<String> {
@@ -38,20 +39,7 @@ fn step_scripts(workflow: &Yaml) -> Vec<String> {
 fn words(line: &str) -> Vec<String> {
     let line = line.split(" >>").next().expect("split gives one part");
     let line = regex::Regex::new(r"\$\{\{[^}]*\}\}").expect("a regex").replace_all(line, "1");
-    let (mut out, mut word, mut quote) = (Vec::new(), String::new(), None);
-    for c in line.chars() {
-        match (quote, c) {
-            (None, '"' | '\'') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            (None, ' ') if !word.is_empty() => out.push(std::mem::take(&mut word)),
-            (None, ' ') => {}
-            _ => word.push(c),
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
+    shell_words(&line)
 }
 
 #[test]

@@ -189,8 +189,8 @@ fn command_lines_are_taken_from_shell_blocks_only_and_cut_where_the_shell_would(
     assert_eq!(command_lines(text), ["benchhost run --shard 1/1", "benchhost report --warehouse wh --format md"]);
 }
 
-/// A shell line's words, quotes joined.
-fn shell_words(line: &str) -> Vec<String> {
+/// A shell line's words, quotes joined (the CI recipes' test splits its lines with it too).
+pub(super) fn shell_words(line: &str) -> Vec<String> {
     let (mut out, mut word, mut quote) = (Vec::new(), String::new(), None);
     for c in line.chars() {
         match (quote, c) {
