@@ -350,6 +350,19 @@ pub struct Descriptor {
     /// [`SetupContext::window_ns`]: crate::SetupContext::window_ns
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub windows: bool,
+    /// Metrics that read as one table (the querier's files reached, pruned and read): the HTML report draws
+    /// them as a table of the arms, not as charts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<MetricTable>,
+}
+
+/// Metrics of a rig that read together, as columns of one table, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricTable {
+    /// The table's title, e.g. `mechanism`.
+    pub name: String,
+    /// Its columns: names of declared metrics.
+    pub metrics: Vec<String>,
 }
 
 impl Descriptor {
@@ -370,6 +383,7 @@ impl Descriptor {
             metrics: vec![],
             invariants: vec![],
             windows: false,
+            tables: vec![],
         }
     }
     /// Adds a parameter.
@@ -394,6 +408,11 @@ impl Descriptor {
     /// Adds an invariant.
     pub fn invariant(mut self, invariant: Invariant) -> Self {
         self.invariants.push(invariant);
+        self
+    }
+    /// Declares that `metrics` (declared ones, in column order) read as one table named `name`.
+    pub fn table(mut self, name: &str, metrics: &[&str]) -> Self {
+        self.tables.push(MetricTable { name: name.into(), metrics: metrics.iter().map(|m| m.to_string()).collect() });
         self
     }
     /// Declares that `run` honours [`SetupContext::window_ns`](crate::SetupContext::window_ns) (run style).

@@ -55,7 +55,7 @@ mod unit;
 #[doc(hidden)]
 pub mod abi;
 
-pub use descriptor::{Bound, Descriptor, Metric, OnlyWhere, Param, ParamType, Source, Style};
+pub use descriptor::{Bound, Descriptor, Metric, MetricTable, OnlyWhere, Param, ParamType, Source, Style};
 pub use invariant::{Invariant, Op, Operand, check_invariants};
 pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
 pub use unit::Unit;

@@ -46,6 +46,19 @@ pub struct Record {
     /// The comparison behind a `verdict` record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// Metrics the rig declares to read as one table (the querier's mechanism: files reached, pruned, read):
+    /// the HTML report draws them as a table of the arms.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<MetricTable>,
+}
+
+/// Metrics of a record that read together, as columns of one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricTable {
+    /// The table's title.
+    pub name: String,
+    /// Its columns, in order: names of the record's metrics.
+    pub metrics: Vec<String>,
 }
 
 /// What a record states.
@@ -299,6 +312,7 @@ impl Record {
             checks: vec![],
             failure: None,
             verdict: None,
+            tables: vec![],
         }
     }
 

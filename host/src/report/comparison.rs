@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(where_changed(record.verdict.as_ref().unwrap()).as_deref(), Some(line));
         let groups = crate::report::verdicts::groups(&[&record]);
         assert!(crate::report::verdicts::markdown(&groups).ends_with(&format!("- where harness replica=1: {line}\n")));
-        assert!(crate::report::verdicts::html(&groups).contains(&format!("<p>Where harness replica=1: {line}</p>")));
+        assert!(crate::report::html_forest::html(&groups).contains(&format!("<p>Where harness replica=1: {line}</p>")));
         assert!(crate::report::verdicts_table(&[&record]).ends_with(&format!("where: harness replica=1: {line}")));
         record.verdict.as_mut().unwrap().functions.clear();
         let groups = crate::report::verdicts::groups(&[&record]);

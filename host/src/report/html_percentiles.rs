@@ -9,15 +9,17 @@ use std::fmt::Write;
 
 use crate::report::format::UNCORRECTED;
 use crate::report::html_frame::{BOTTOM, H, PALETTE, TOP, axis, figure};
+use crate::report::html_scale::Scale;
 use crate::report::html_series::{LEFT, W};
-use crate::report::html_text::provenance;
+use crate::report::html_text::{esc, provenance};
 use benchhost_record::Record;
 
 /// One plot per latency of `latest`'s arms that has percentiles with uncorrected twins (`p99_append_us` and
-/// `p99_append_us_uncorrected`); nothing for rigs without one. Arm `i` is drawn in the colour of its bars.
-pub fn plots(latest: &[&Record]) -> String {
+/// `p99_append_us_uncorrected`); nothing for rigs without one. Arm `i` is drawn in the colour of the first
+/// series of the block's charts, named by `names[i]` (what tells it from the block's other arms).
+pub fn plots(latest: &[&Record], names: &[String]) -> String {
     let whats: BTreeSet<&str> = latest.iter().flat_map(|r| r.metrics.keys()).filter_map(|m| latency_of(m)).collect();
-    whats.into_iter().map(|what| plot(latest, what)).collect()
+    whats.into_iter().map(|what| plot(latest, names, what)).collect()
 }
 
 /// `append` for `p99_append_us` when it is a percentile in microseconds, else `None`.
@@ -50,7 +52,7 @@ fn points(record: &Record, what: &str) -> Vec<(f64, f64, f64)> {
     points
 }
 
-fn plot(latest: &[&Record], what: &str) -> String {
+fn plot(latest: &[&Record], names: &[String], what: &str) -> String {
     let arms: Vec<Vec<(f64, f64, f64)>> = latest.iter().map(|r| points(r, what)).collect();
     let all = || arms.iter().flatten();
     if all().count() < 2 {
@@ -58,9 +60,9 @@ fn plot(latest: &[&Record], what: &str) -> String {
     }
     let top = all().map(|(_, c, u)| c.max(*u)).fold(0.0, f64::max).max(f64::MIN_POSITIVE) * 1.1;
     let decades = all().map(|(q, _, _)| nines(*q)).fold(1.0, f64::max).ceil();
-    let x = |q: f64| LEFT + (W - LEFT - 30.0) * nines(q) / decades;
+    let x = |q: f64| LEFT + (W - LEFT - 110.0) * nines(q) / decades;
     let y = |us: f64| TOP + (H - TOP - BOTTOM) * (1.0 - us / top);
-    let mut svg = axis(top, "us");
+    let mut svg = axis(&Scale::Linear { top }, "us");
     // A tick at each percentile drawn (evenly spaced when they are 90%, 99%, 99.9%...).
     let mut ticks: Vec<f64> = all().map(|p| p.0).collect();
     ticks.sort_by(f64::total_cmp);
@@ -82,7 +84,8 @@ fn plot(latest: &[&Record], what: &str) -> String {
             );
         }
         let (q, corrected, _) = arm[arm.len() - 1];
-        let _ = write!(svg, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x(q) + 4.0, y(corrected) + 4.0, i + 1);
+        let name = names.get(i).filter(|n| !n.is_empty()).map_or(String::from("newest"), Clone::clone);
+        let _ = write!(svg, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x(q) + 4.0, y(corrected) + 4.0, esc(&name));
     }
     let title = format!(
         "{what} latency by percentile, newest run per arm: corrected (from the intended start) solid, uncorrected dashed"

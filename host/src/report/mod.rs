@@ -2,12 +2,17 @@
 //! reads nothing, measures nothing.
 
 pub(crate) mod blocks;
+pub(crate) mod chart_groups;
 pub(crate) mod comparison;
 pub(crate) mod export;
 pub(crate) mod format;
 pub(crate) mod html;
+pub(crate) mod html_block;
+pub(crate) mod html_chart;
+pub(crate) mod html_forest;
 pub(crate) mod html_frame;
 pub(crate) mod html_percentiles;
+pub(crate) mod html_scale;
 pub(crate) mod html_series;
 pub(crate) mod html_text;
 pub(crate) mod latest;

@@ -240,7 +240,7 @@ pub fn counts(group: &Group<'_>) -> String {
 }
 
 /// The threshold of every verdict of `group`, when they share one: `±3%`.
-fn threshold(group: &Group<'_>) -> Option<String> {
+pub(crate) fn threshold(group: &Group<'_>) -> Option<String> {
     let all: BTreeSet<u64> =
         group.verdicts.iter().filter_map(|r| Some(r.verdict.as_ref()?.threshold.to_bits())).collect();
     let [one] = all.into_iter().collect::<Vec<_>>()[..] else { return None };
@@ -308,45 +308,6 @@ pub fn markdown(groups: &[Group<'_>]) -> String {
         }
     }
     out
-}
-
-/// The HTML report's first section, as [`markdown`]'s. Empty without verdicts.
-pub fn html(groups: &[Group<'_>]) -> String {
-    use crate::report::html_text::esc;
-    if groups.is_empty() {
-        return String::new();
-    }
-    let table = |rows: Vec<[String; 5]>| {
-        let mut out = String::from(
-            "<table class=\"verdicts\"><tr><th>series</th><th>metric</th><th>change [CI95]</th><th>detectable</th>\
-             <th>decision</th></tr>\n",
-        );
-        for row in &rows {
-            let cells: String = row.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
-            out += &format!("<tr>{cells}</tr>\n");
-        }
-        out + "</table>\n"
-    };
-    let mut out = String::from("<section><h2>Verdicts</h2>\n");
-    for group in groups {
-        out += &format!("<h3>{}</h3>\n", esc(&group.heading));
-        if !group.libraries.is_empty() {
-            out += &format!("<p>Libraries (SHA-256): {}.</p>\n", esc(&group.libraries.join("; ")));
-        }
-        let threshold = threshold(group).map(|t| format!(" (threshold {t})")).unwrap_or_default();
-        out += &format!("<p>{}{}.</p>\n", esc(&counts(group)), esc(&threshold));
-        let (look, quiet) = split_rows(group);
-        if !look.is_empty() {
-            out += &table(look);
-        }
-        if !quiet.is_empty() {
-            out += &format!("<details><summary>{} no_change</summary>\n{}</details>\n", quiet.len(), table(quiet));
-        }
-        for (series, line) in crate::report::comparison::where_lines(&group.verdicts) {
-            out += &format!("<p>Where {}: {}</p>\n", esc(&series), esc(&line));
-        }
-    }
-    out + "</section>\n"
 }
 
 #[cfg(test)]

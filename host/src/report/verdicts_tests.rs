@@ -92,7 +92,13 @@ Decision |\n|---|---|---|---|---|\n| wal rows=1000 | t | +1.00% [-1.00%, +3.00%]
 ±2.0% | no_change |\n\n</details>\n\n";
     assert_eq!(md, expected);
     assert_eq!(markdown(&[]), "", "nothing without verdicts");
-    let html = html(&groups(&refs));
+    let html = crate::report::html_forest::html(&groups(&refs));
     assert!(html.contains("<h3>This build against ../base-plugins, paired: "), "{html}");
-    assert!(html.contains("<details><summary>2 no_change</summary>"), "{html}");
+    assert!(html.contains("1 regressed, 2 no_change (threshold ±3%)."), "{html}");
+    let rows: Vec<&str> = html.split("<tr class=\"forest-row\" data-decision=\"").skip(1).collect();
+    let decisions: Vec<&str> = rows.iter().map(|r| r.split('"').next().unwrap()).collect();
+    assert_eq!(decisions, ["regressed", "no_change", "no_change"], "one row per verdict, what needs a look first");
+    assert!(rows[0].contains("<a href=\"#rig-wal\">wal rows=1000</a>"), "linked to its rig: {}", rows[0]);
+    assert!(rows.iter().all(|r| r.contains("<circle class=\"ratio\"") && r.contains("class=\"ci\"")));
+    assert_eq!(html.matches("class=\"detectable\"").count(), 3 * 2, "each row's detectable change, either way");
 }

@@ -12,7 +12,9 @@ use crate::proc::executor::{ChildRun, End, OUT_OF_MEMORY_REPORT, STACK_OVERFLOW_
 use crate::proc::interrupt::signal_name;
 use crate::proc::protocol::{Message, Phase};
 use crate::stats;
-use benchhost_record::{Cause, CellInfo, Check, Failure, Kind, MetricValue, PluginBuild, Record, RunInfo, Stop};
+use benchhost_record::{
+    Cause, CellInfo, Check, Failure, Kind, MetricTable, MetricValue, PluginBuild, Record, RunInfo, Stop,
+};
 
 /// Builds the record of one cell.
 pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &RunInfo, log: Option<String>) -> Record {
@@ -61,7 +63,17 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         record.metrics.clear();
         record.failure = Some(failure);
     }
+    record.tables = tables(descriptor, &record.metrics);
     record
+}
+
+/// The rig's tables of metrics, each keeping only the metrics the record carries (none when it failed).
+fn tables(descriptor: &Descriptor, carried: &BTreeMap<String, MetricValue>) -> Vec<MetricTable> {
+    let of = |t: &benchhost_plugin_api::MetricTable| MetricTable {
+        name: t.name.clone(),
+        metrics: t.metrics.iter().filter(|m| carried.contains_key(*m)).cloned().collect(),
+    };
+    descriptor.tables.iter().map(of).filter(|t| !t.metrics.is_empty()).collect()
 }
 
 type Values = BTreeMap<String, f64>;

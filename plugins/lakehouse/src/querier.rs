@@ -121,6 +121,11 @@ pub struct Querier {
 /// The shapes of the declared-ordering group, on the `spans` tables: the only ones an `order` applies to.
 const ORDERED: [&str; 3] = ["recent_first_topk", "oldest_first_topk", "ordered_full_scan"];
 
+/// The seed's table of what the scan did, as the report draws it: files reached, pruned and read, bytes
+/// fetched and scanned, whether a sort was kept.
+const MECHANISM: [&str; 7] =
+    ["files_total", "files_reached", "files_pruned", "files_read", "bytes_fetched", "bytes_scanned", "sort_kept"];
+
 /// The table name the shape's SQL reads.
 const SCANNED: &str = "scanned";
 
@@ -219,6 +224,7 @@ impl Rig for Querier {
             Metric::counter("trace_rows_missed", Unit::Rows, "trace_rows_missed")
                 .doc("target spans the shape's window leaves out (its known incompleteness)"),
         )
+        .table("mechanism", &MECHANISM)
         .invariant(Invariant::equal("rows_out", "rows"))
     }
 

@@ -1,0 +1,140 @@
+//! One block of a rig's newest run on the HTML page (its `[[rig]]` block, `blocks`): a chart per metric that
+//! varies between its arms (`html_chart`), the open-loop percentile plots, each table of metrics the rig
+//! declares (the querier's mechanism), and beneath them the metrics equal in every arm as one line each of a
+//! table, never as a chart of equal bars. Its provenance closes it.
+
+use std::fmt::Write;
+
+use crate::report::blocks::Block;
+use crate::report::format::{UNCORRECTED, metric, quantity};
+use crate::report::html_chart::{chart, layout};
+use crate::report::html_text::{esc, provenance};
+use crate::report::order;
+use benchhost_record::Record;
+use benchhost_record::history::Group;
+
+/// A block without a numeric axis and with more arms than this gets a table of its newest run instead of
+/// bar charts, where bars would be too thin to read.
+const MOST_BARS: usize = 16;
+
+/// The section of `block`, whose members index `series` (one per arm, newest record last).
+pub fn html(block: &Block, series: &[&Group]) -> String {
+    let groups: Vec<&Group> = block.members.iter().map(|&i| series[i]).collect();
+    let arms: Vec<&Record> = groups.iter().map(|g| g.latest()).collect();
+    let mut out = String::new();
+    if !block.label.is_empty() {
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&block.label));
+    }
+    let mut metrics: Vec<&String> = Vec::new();
+    for name in arms.iter().flat_map(|r| r.metrics.keys()) {
+        if !metrics.contains(&name) {
+            metrics.push(name);
+        }
+    }
+    metrics.sort_by(|a, b| order::natural(a, b));
+    let tabled: Vec<&String> = arms.iter().flat_map(|r| &r.tables).flat_map(|t| &t.metrics).collect();
+    let (constant, varying): (Vec<&String>, Vec<&String>) =
+        metrics.into_iter().filter(|m| !tabled.contains(m)).partition(|m| equal_in_every_arm(&arms, m));
+    // An uncorrected latency is drawn beside its corrected twin, never on a chart of its own.
+    let twinned = |m: &str| m.strip_suffix(UNCORRECTED).is_some_and(|c| varying.iter().any(|n| *n == c));
+    let charted: Vec<&String> = varying.iter().copied().filter(|m| !twinned(m)).collect();
+    let variants: Vec<_> = arms.iter().map(|r| &r.variant).collect();
+    match layout(&variants) {
+        Some(found) if found.numeric || arms.len() <= MOST_BARS => {
+            for name in &charted {
+                out.push_str(&chart(&found, &arms, name));
+            }
+        }
+        Some(_) if !charted.is_empty() => {
+            let labels: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
+            let shown = charted.iter().copied().collect();
+            out.push_str(&crate::report::html_series::newest_table(&groups, &labels, &shown));
+        }
+        _ => {}
+    }
+    let names: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
+    out.push_str(&crate::report::html_percentiles::plots(&arms, &names));
+    for table in tables(&arms) {
+        out.push_str(&metric_table(&table, &arms, &names));
+    }
+    out.push_str(&constants(&arms, &constant));
+    let _ = writeln!(out, "<p class=\"provenance\">{}</p>", esc(&provenance(&arms)));
+    out
+}
+
+/// Whether `name` is equal in every arm that reports it: the same value, or CI95s that all share a value.
+pub fn equal_in_every_arm(arms: &[&Record], name: &str) -> bool {
+    let values: Vec<&benchhost_record::MetricValue> = arms.iter().filter_map(|r| r.metrics.get(name)).collect();
+    let Some(first) = values.first() else { return true };
+    let same = values.iter().all(|m| (m.value - first.value).abs() <= 1e-9 * first.value.abs().max(1e-300));
+    let cis: Option<Vec<[f64; 2]>> = values.iter().map(|m| m.ci95).collect();
+    let overlap = cis.is_some_and(|cis| {
+        let low = cis.iter().map(|c| c[0]).fold(f64::NEG_INFINITY, f64::max);
+        let high = cis.iter().map(|c| c[1]).fold(f64::INFINITY, f64::min);
+        low <= high
+    });
+    same || overlap
+}
+
+/// The tables the arms' records declare, each once, in the order first declared.
+fn tables(arms: &[&Record]) -> Vec<benchhost_record::MetricTable> {
+    let mut found: Vec<benchhost_record::MetricTable> = Vec::new();
+    for table in arms.iter().flat_map(|r| &r.tables) {
+        match found.iter_mut().find(|t| t.name == table.name) {
+            Some(known) => {
+                let new: Vec<String> = table.metrics.iter().filter(|m| !known.metrics.contains(m)).cloned().collect();
+                known.metrics.extend(new);
+            }
+            None => found.push(table.clone()),
+        }
+    }
+    found
+}
+
+/// A declared table: one row per arm, one column per metric.
+fn metric_table(table: &benchhost_record::MetricTable, arms: &[&Record], names: &[String]) -> String {
+    let mut out = format!(
+        "<table class=\"metric-table\" data-table=\"{0}\"><caption>{0}</caption><tr><th>arm</th>",
+        esc(&table.name)
+    );
+    for name in &table.metrics {
+        let _ = write!(out, "<th>{}</th>", esc(name));
+    }
+    out.push_str("</tr>");
+    for (record, name) in arms.iter().zip(names) {
+        let name = if name.is_empty() { record.bench.clone() } else { name.clone() };
+        let _ = write!(out, "<tr><td style=\"text-align:left\">{}</td>", esc(&name));
+        for column in &table.metrics {
+            let text = record.metrics.get(column).map_or(String::new(), |m| quantity(m.value, &m.unit));
+            let _ = write!(out, "<td>{}</td>", esc(&text));
+        }
+        out.push_str("</tr>");
+    }
+    out + "</table>\n"
+}
+
+/// The metrics equal in every arm: one row each, `input_files · 24 files · in every arm`.
+fn constants(arms: &[&Record], names: &[&String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let every = if arms.len() == 1 { "its one arm".to_string() } else { format!("every arm ({})", arms.len()) };
+    let mut out = String::from("<table class=\"constants\">");
+    for name in names {
+        let values: Vec<&benchhost_record::MetricValue> = arms.iter().filter_map(|r| r.metrics.get(*name)).collect();
+        let (lo, hi) =
+            values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), m| (lo.min(m.value), hi.max(m.value)));
+        let unit = &values[0].unit;
+        let value = match lo == hi {
+            true => metric(values[0]),
+            false => format!("{} to {}, within each other's CI95", quantity(lo, unit), quantity(hi, unit)),
+        };
+        let _ = write!(
+            out,
+            "<tr><th style=\"text-align:left\">{}</th><td>{}</td><td style=\"text-align:left\">in {every}</td></tr>",
+            esc(name),
+            esc(&value)
+        );
+    }
+    out + "</table>\n"
+}
