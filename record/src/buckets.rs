@@ -23,6 +23,8 @@ pub struct Span {
     pub max: f64,
     /// The newest value and when: `(ts_ms, arrival, value)`.
     pub newest: Point,
+    /// The newest value's CI95, when its record has one.
+    pub newest_ci: Option<[f64; 2]>,
     /// Values in the span.
     pub count: u64,
 }
@@ -33,6 +35,7 @@ impl Span {
         self.max = self.max.max(other.max);
         if (other.newest.0, other.newest.1) > (self.newest.0, self.newest.1) {
             self.newest = other.newest;
+            self.newest_ci = other.newest_ci;
         }
         self.count += other.count;
     }
@@ -41,11 +44,11 @@ impl Span {
 impl Buckets {
     const FIRST_WIDTH_MS: u64 = 3_600_000;
 
-    pub(crate) fn push(&mut self, point: Point, most: usize) {
+    pub(crate) fn push(&mut self, point: Point, ci: Option<[f64; 2]>, most: usize) {
         if self.width_ms == 0 {
             self.width_ms = Self::FIRST_WIDTH_MS;
         }
-        let span = Span { min: point.2, max: point.2, newest: point, count: 1 };
+        let span = Span { min: point.2, max: point.2, newest: point, newest_ci: ci, count: 1 };
         self.add(point.0, span);
         self.shrink(most);
     }
@@ -95,23 +98,24 @@ mod tests {
         let days: Vec<u64> = (0..365).map(|d| (d * 7919) % 365).collect();
         for (arrival, day) in days.iter().enumerate() {
             let value = if *day == 200 { 1000.0 } else { *day as f64 };
-            buckets.push((day * 86_400_000, arrival as u64, value), 64);
+            buckets.push((day * 86_400_000, arrival as u64, value), Some([value - 1.0, value + 1.0]), 64);
         }
         assert!(buckets.spans.len() <= 64 && buckets.spans.len() > 32, "{}", buckets.spans.len());
         assert_eq!(buckets.spans.values().map(|s| s.count).sum::<u64>(), 365);
         assert_eq!(buckets.spans.values().map(|s| s.max).fold(0.0, f64::max), 1000.0, "the spike survives");
         let last = buckets.spans.values().last().unwrap();
         assert_eq!(last.newest.2, 364.0, "the newest bucket ends with the newest value");
+        assert_eq!(last.newest_ci, Some([363.0, 365.0]), "and its CI95");
     }
 
     #[test]
     fn buckets_folded_in_parts_and_merged_equal_one_fold() {
         let points: Vec<Point> = (0..500u64).map(|i| ((i * 7919 % 500) * 3_600_000 * 5, i, (i % 37) as f64)).collect();
         let mut whole = Buckets::default();
-        points.iter().for_each(|p| whole.push(*p, 48));
+        points.iter().for_each(|p| whole.push(*p, None, 48));
         let (mut a, mut b) = (Buckets::default(), Buckets::default());
-        points[..123].iter().for_each(|p| a.push(*p, 48));
-        points[123..].iter().for_each(|p| b.push(*p, 48));
+        points[..123].iter().for_each(|p| a.push(*p, None, 48));
+        points[123..].iter().for_each(|p| b.push(*p, None, 48));
         a.merge(b, 48);
         assert_eq!(a.width_ms, whole.width_ms);
         let spans =

@@ -149,7 +149,7 @@ impl History {
                     keep_newest(points, point, |p| (p.0, p.1), self.needs.trend);
                 }
                 if self.needs.buckets > 0 {
-                    group.buckets.entry(name.clone()).or_default().push(point, self.needs.buckets);
+                    group.buckets.entry(name.clone()).or_default().push(point, metric.ci95, self.needs.buckets);
                 }
             }
         }

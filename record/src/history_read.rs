@@ -81,7 +81,7 @@ impl History {
                     keep_newest(group.trend.entry(name.to_string()).or_default(), point, |p| (p.0, p.1), needs.trend);
                 }
                 if needs.buckets > 0 {
-                    group.buckets.entry(name.into_owned()).or_default().push(point, needs.buckets);
+                    group.buckets.entry(name.into_owned()).or_default().push(point, metric.ci95, needs.buckets);
                 }
             }
         }

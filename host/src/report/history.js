@@ -24,10 +24,12 @@
     chart.panels.forEach(([name, label, range, ys, xs], i) => {
       const top = PANEL * i;
       const x = numbers(xs || chart.x, 2).map((v) => LEFT + v);
-      // Per span: its newest, lowest and highest value, as pixels below the panel's top (none: a flat line).
-      const y = ys ? numbers(ys, 1).map((v) => top + 6 + v) : x.flatMap(() => Array(3).fill(top + PANEL / 2));
+      // Per span: its newest, lowest and highest value, and the newest's CI95 when the records have one, as
+      // pixels below the panel's top (none: a flat line).
+      const per = ys && ys.length === 5 * x.length ? 5 : 3;
+      const y = ys ? numbers(ys, 1).map((v) => top + 6 + v) : x.flatMap(() => Array(per).fill(top + PANEL / 2));
       const spans = [...x.keys()];
-      const at = (k, which) => `${x[k]},${y[3 * k + which]}`;
+      const at = (k, which) => `${x[k]},${y[per * k + which]}`;
       const band = spans.map((k) => at(k, 2)).concat([...spans].reverse().map((k) => at(k, 1)));
       const line = spans.map((k) => at(k, 0));
       out += `<text x="4" y="${top + 20}">${esc(name)}</text>` +
@@ -36,6 +38,13 @@
         `<polygon points="${band.join(" ")}" fill="#4269d0" fill-opacity="0.15"/>` +
         `<polyline points="${line.join(" ")}" fill="none" stroke="#4269d0" stroke-width="1.5">` +
         `<title>${esc(name)}: ${esc(range)}</title></polyline>`;
+      // Each span's newest value as a dot, and its CI95 as a whisker.
+      spans.forEach((k) => {
+        if (per === 5) {
+          out += `<line class="ci" x1="${x[k]}" x2="${x[k]}" y1="${y[5 * k + 3]}" y2="${y[5 * k + 4]}" stroke="#4269d0"/>`;
+        }
+        out += `<circle cx="${x[k]}" cy="${y[per * k]}" r="1.8" fill="#4269d0"/>`;
+      });
     });
     // Change points: a dashed line on their metric's panel, red for a regression, green for an improvement.
     (chart.marks || []).forEach(([i, v, text, bad]) => {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::analysis::change_points::SeriesChanges;
-use crate::report::html_text::esc;
+use crate::report::html_text::{anchor, esc};
 use benchhost_record::history::{Group, History, Needs};
 use benchhost_record::{Kind, Record};
 
@@ -70,21 +70,14 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
 }
 
 /// The page's style sheet.
-const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:1100px} \
+const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:1400px} \
 figure{margin:1em 0 2em} section{content-visibility:auto;contain-intrinsic-size:auto 2000px} \
 section.verdicts{content-visibility:visible} \
 figure.history{content-visibility:auto;contain-intrinsic-size:640px 240px} \
 figcaption,p.provenance{font-size:12px;color:#555} svg text{font:11px system-ui,sans-serif} ol{font-size:13px} \
 table{border-collapse:collapse;font-size:12px;margin:0.5em 0} td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right} \
 caption{text-align:left;font-weight:bold} .legend{font-size:12px} .legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px} \
-table.forest td{vertical-align:middle} table.forest td.series{text-align:left} table.forest svg{display:block}";
-
-/// The id of a rig's section, which the forest plot's rows link to.
-pub fn anchor(bench: &str) -> String {
-    let id: String =
-        bench.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' }).collect();
-    format!("rig-{id}")
-}
+table.forest td{vertical-align:middle} table.forest td.series{text-align:left;min-width:280px;font-size:12px} table.forest td.change{white-space:nowrap} table.forest svg{display:block}";
 
 /// Said once, above the first history chart (each a series, one panel per metric).
 const HISTORY_LEGEND: &str = "<p>In each history chart every metric is on its own scale: the newest value of each span \
@@ -143,13 +136,30 @@ mod tests {
         assert_eq!(html.matches("<rect").count(), 2, "perthread and split");
         let mut later = records[0].clone();
         later.run.ts_ms += 86_400_000;
-        let html = page(&[records[0].clone(), records[1].clone(), later]);
+        let html = page(&[records[0].clone(), records[1].clone(), later.clone()]);
         assert_eq!(html.matches("<svg").count(), 2, "bars, and the history of the series with two runs");
         let data = html.split("data-chart='").nth(1).and_then(|d| d.split('\'').next()).unwrap().replace("&#39;", "'");
         let chart: serde_json::Value = serde_json::from_str(&data.replace("&amp;", "&")).unwrap();
         assert_eq!(chart["x"], "007-", "two runs: the first at 0 px, the last at 510 px, two digits each");
         assert_eq!(chart["panels"].as_array().unwrap().len(), 1, "one panel per metric");
-        assert_eq!(chart["panels"][0][3], "", "a metric that never changed is a flat line: no digits");
+        // Per run: its value, the lowest and highest of its span (one run each) and its CI95, in px from the top.
+        assert_eq!(chart["panels"][0][3], "KKKg0KKKg0", "a value that never changed, within its CI95");
+        let without_ci: Vec<Record> = [&records[0], &records[1], &later]
+            .iter()
+            .map(|r| {
+                let mut r = (*r).clone();
+                r.metrics.values_mut().for_each(|m| m.ci95 = None);
+                r
+            })
+            .collect();
+        let html_flat = page(&without_ci);
+        let data = html_flat.split("data-chart='").nth(1).and_then(|d| d.split('\'').next()).unwrap();
+        let chart_flat: serde_json::Value =
+            serde_json::from_str(&data.replace("&#39;", "'").replace("&amp;", "&")).unwrap();
+        assert_eq!(
+            chart_flat["panels"][0][3], "",
+            "a metric that never changed, without a CI95: a flat line, no digits"
+        );
         assert_eq!(html.matches("<script>").count(), 1, "one inline script draws the history");
         assert!(!html.contains("src="), "self-contained: nothing is fetched");
         assert!(!html.contains("Failed in their newest run"));

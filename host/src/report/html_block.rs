@@ -138,3 +138,76 @@ fn constants(arms: &[&Record], names: &[&String]) -> String {
     }
     out + "</table>\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use benchhost_record::history::History;
+    use benchhost_record::{MetricTable, MetricValue, RunInfo};
+
+    use super::*;
+
+    fn arm(order: &str, reached: f64, time: f64) -> Record {
+        let value = |value: f64, unit: &str| MetricValue {
+            value,
+            unit: unit.into(),
+            higher_is_better: false,
+            ci95: None,
+            n: None,
+        };
+        let variant = [("order".to_string(), serde_json::Value::from(order))].into();
+        let metrics = [
+            ("files_reached".to_string(), value(reached, "files")),
+            ("files_pruned".to_string(), value(60.0 - reached, "files")),
+            ("files_total".to_string(), value(60.0, "files")),
+            ("query_time".to_string(), value(time, "ns")),
+        ];
+        let mut record =
+            Record::measurement_for_tests("querier", RunInfo::for_tests(1, Some("a")), variant, metrics.into());
+        record.tables = vec![MetricTable {
+            name: "mechanism".into(),
+            metrics: vec!["files_reached".into(), "files_pruned".into()],
+        }];
+        record
+    }
+
+    #[test]
+    fn a_declared_table_is_drawn_as_one_and_a_constant_as_a_line_of_the_table_beneath() {
+        let records = [arm("attested", 4.0, 17.6e6), arm("unattested", 60.0, 19.6e6)];
+        let html = crate::report::html::page(&History::of(&records, crate::report::html::NEEDS), &[]);
+        let table = html
+            .split("<table class=\"metric-table\" data-table=\"mechanism\">")
+            .nth(1)
+            .expect("the table")
+            .split("</table>")
+            .next()
+            .unwrap();
+        assert!(
+            table.contains("<th>files_reached</th><th>files_pruned</th>"),
+            "its columns in declared order: {table}"
+        );
+        assert!(
+            table.contains("<td style=\"text-align:left\">order=attested</td><td>4 files</td><td>56 files</td>"),
+            "{table}"
+        );
+        assert_eq!(table.matches("<tr>").count(), 3, "a header and a row per arm");
+        assert!(!html.contains("data-metric=\"files_reached\""), "a tabled metric is not charted");
+        assert!(html.contains("data-metric=\"query_time\""), "the others are");
+        assert!(!html.contains("data-metric=\"files_total\""), "a constant is not charted");
+        assert!(html.contains("<th style=\"text-align:left\">files_total</th><td>60 files</td><td style=\"text-align:left\">in every arm (2)</td>"));
+        assert!(equal_in_every_arm(&records.iter().collect::<Vec<_>>(), "files_total"));
+        assert!(!equal_in_every_arm(&records.iter().collect::<Vec<_>>(), "query_time"));
+    }
+
+    #[test]
+    fn values_within_each_others_ci95_are_equal_and_apart_are_not() {
+        let with_ci = |value: f64, ci: [f64; 2]| {
+            let mut r = arm("a", 4.0, value);
+            r.metrics.get_mut("query_time").unwrap().ci95 = Some(ci);
+            r
+        };
+        let overlapping = [with_ci(10.0, [9.0, 11.0]), with_ci(10.5, [10.2, 10.8])];
+        assert!(equal_in_every_arm(&overlapping.iter().collect::<Vec<_>>(), "query_time"));
+        let apart = [with_ci(10.0, [9.0, 11.0]), with_ci(12.0, [11.5, 12.5])];
+        assert!(!equal_in_every_arm(&apart.iter().collect::<Vec<_>>(), "query_time"));
+    }
+}

@@ -8,11 +8,11 @@
 use std::fmt::Write;
 
 use crate::report::html_text::esc;
-use crate::report::verdicts::{Group, change, counts, decision_text, threshold, verdict_names};
+use crate::report::verdicts::{Group, change, counts, decision_text, threshold, urgency, verdict_names};
 use benchhost_record::{Decision, Record, Verdict};
 
 /// Width and height of a row's plot, px.
-const PLOT: [f64; 2] = [320.0, 18.0];
+const PLOT: [f64; 2] = [300.0, 18.0];
 /// The widest the axis goes: a ratio of 2 (or 1/2) either way; a ratio beyond is an arrow at the end.
 const WIDEST: f64 = std::f64::consts::LN_2;
 
@@ -22,6 +22,9 @@ pub fn html(groups: &[Group<'_>]) -> String {
         return String::new();
     }
     let mut out = String::from("<section class=\"verdicts\"><h2>Verdicts</h2>\n");
+    // The group whose first row needs the most urgent look first (each group lists its own that way).
+    let mut groups: Vec<&Group<'_>> = groups.iter().collect();
+    groups.sort_by_key(|g| urgency(g.verdicts.first().and_then(|r| r.verdict.as_ref()).map(|v| v.decision)));
     for group in groups {
         let _ = writeln!(out, "<h3>{}</h3>", esc(&group.heading));
         if !group.libraries.is_empty() {
@@ -49,18 +52,17 @@ fn forest(verdicts: &[&Record]) -> String {
     );
     for (record, name) in verdicts.iter().zip(names) {
         let Some(v) = &record.verdict else { continue };
-        let series = format!("{} {name}", record.bench);
+        let (bench, name) = (esc(&record.bench), esc(name.trim()));
         let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
         let _ = writeln!(
             out,
-            "<tr class=\"forest-row\" data-decision=\"{}\"><td class=\"series\"><a href=\"#{}\">{}</a></td><td>{}</td>\
-<td>{}</td><td>{}</td><td>{}</td><td style=\"color:{}\">{}</td></tr>",
+            "<tr class=\"forest-row\" data-decision=\"{}\"><td class=\"series\"><a href=\"#{}\">{bench}</a> {name}</td><td>{}</td>\
+<td>{}</td><td class=\"change\">{}</td><td>{}</td><td style=\"color:{}\">{}</td></tr>",
             v.decision.name(),
-            crate::report::html::anchor(&record.bench),
-            esc(series.trim()),
+            crate::report::html_text::anchor(&record.bench),
             esc(v.metric.as_deref().unwrap_or("-")),
             row(v, reach),
-            esc(&change(v)),
+            esc(&change(v)).replacen(" [", "<br><small>[", 1).replacen(']', "]</small>", 1),
             esc(&detectable),
             colour(v.decision),
             esc(&decision_text(v))
@@ -86,28 +88,32 @@ fn reach(verdicts: &[&Record]) -> f64 {
 
 /// Where log ratio `l` is drawn in a row's plot.
 fn at(l: f64, reach: f64) -> f64 {
-    PLOT[0] / 2.0 + (l / reach).clamp(-1.0, 1.0) * (PLOT[0] / 2.0 - 8.0)
+    PLOT[0] / 2.0 + (l / reach).clamp(-1.0, 1.0) * (PLOT[0] / 2.0 - 18.0)
 }
 
-/// The axis over a group's rows: its ticks as changes in percent.
+/// The axis over a group's rows: its ticks as changes in percent, 0 and outward from it either way as room
+/// allows.
 fn axis(reach: f64) -> String {
-    const CHANGES: [f64; 17] =
-        [-50.0, -30.0, -20.0, -10.0, -5.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 100.0];
+    const CHANGES: [f64; 9] = [1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0];
     let mut svg = String::new();
-    let mut last = f64::NEG_INFINITY;
-    for percent in CHANGES {
-        let l = (1.0 + percent / 100.0).ln();
-        let x = at(l, reach);
-        if l.abs() > reach || x - last < 34.0 {
-            continue;
+    let tick = |svg: &mut String, x: f64, text: &str| {
+        let _ = write!(svg, "<text x=\"{x:.1}\" y=\"12\" text-anchor=\"middle\">{text}</text>");
+    };
+    tick(&mut svg, at(0.0, reach), "0");
+    for sign in [1.0, -1.0] {
+        let mut last = at(0.0, reach);
+        for percent in CHANGES {
+            let l = (1.0 + sign * percent / 100.0).ln();
+            let x = at(l, reach);
+            if l.abs() <= reach && (x - last).abs() >= 40.0 {
+                tick(&mut svg, x, &format!("{:+}%", sign * percent));
+                last = x;
+            }
         }
-        last = x;
-        let _ = write!(svg, "<text x=\"{x:.1}\" y=\"12\" text-anchor=\"middle\">{percent:+}%</text>");
     }
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"16\" class=\"forest-axis\">{}</svg>",
-        PLOT[0],
-        svg.replace("+0%", "0")
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"16\" class=\"forest-axis\">{svg}</svg>",
+        PLOT[0]
     )
 }
 

@@ -1,7 +1,7 @@
 //! The parts of the HTML report that grow with history: one chart per series of its whole history (one panel
 //! per metric, each on its own scale: the newest value of each time bucket as a line over the band of the
-//! bucket's lowest and highest, and a line at each change point), and for a rig of many arms a table of its
-//! newest run instead of bars.
+//! bucket's lowest and highest, that value's CI95 as a whisker, and a line at each change point), and for a
+//! block of many arms without a numeric axis a table of its newest run instead of bars.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -9,7 +9,7 @@ use std::fmt::Write;
 use crate::report::format::{metric, quantity};
 use crate::report::html_text::{date, esc, provenance};
 use crate::report::trend::Mark;
-use benchhost_record::history::{Buckets, Group};
+use benchhost_record::history::{Buckets, Group, Span};
 
 /// Width of every chart of the page (the bars of `html.rs` too, so the page's charts line up), px.
 pub const W: f64 = 640.0;
@@ -45,15 +45,22 @@ pub fn history_chart(group: &Group, label: &str, marks: &[Mark]) -> String {
     let mut data = Vec::new();
     for ((name, buckets), own) in panels.iter().zip(&positions) {
         let m = &latest.metrics[*name];
-        let (lo, hi) = buckets
-            .spans
-            .values()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| (lo.min(s.min), hi.max(s.max)));
+        // Each span's newest CI95 (its value where its record had none), when any record had one.
+        let with_ci = buckets.spans.values().any(|s| s.newest_ci.is_some());
+        let ci = |s: &Span| s.newest_ci.filter(|_| with_ci).unwrap_or([s.newest.2; 2]);
+        let (lo, hi) = buckets.spans.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+            (lo.min(s.min).min(ci(s)[0]), hi.max(s.max).max(ci(s)[1]))
+        });
         let y = |v: f64| ((hi - v) / (hi - lo) * (PANEL - 14) as f64) as usize;
-        // A metric that never changed is a flat line: no digits.
-        let ys = match hi > lo {
-            true => digits(buckets.spans.values().flat_map(|s| [y(s.newest.2), y(s.min), y(s.max)]), 1),
-            false => String::new(),
+        // A metric that never changed, nor its interval, is a flat line: no digits. Per span the newest, lowest
+        // and highest value, and the newest's CI95 (five digits) when the records have one.
+        let ys = match (hi > lo, with_ci) {
+            (true, true) => digits(
+                buckets.spans.values().flat_map(|s| [y(s.newest.2), y(s.min), y(s.max), y(ci(s)[0]), y(ci(s)[1])]),
+                1,
+            ),
+            (true, false) => digits(buckets.spans.values().flat_map(|s| [y(s.newest.2), y(s.min), y(s.max)]), 1),
+            (false, _) => String::new(),
         };
         let arrow = if m.higher_is_better { "↑" } else { "↓" };
         let range = format!("{} to {}", quantity(lo, &m.unit), quantity(hi, &m.unit));

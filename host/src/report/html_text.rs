@@ -1,5 +1,5 @@
 //! The text every part of the HTML report writes the same way: escaped for HTML, a date from a record's time,
-//! and the provenance line under each chart.
+//! the provenance line under each chart, and the id of a rig's section.
 
 use std::fmt::Write;
 
@@ -41,6 +41,13 @@ pub fn date(ts_ms: u64) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The id of a rig's section, which the forest plot's rows link to.
+pub fn anchor(bench: &str) -> String {
+    let id: String =
+        bench.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' }).collect();
+    format!("rig-{id}")
 }
 
 /// `text` escaped for HTML text and attribute values.

@@ -98,7 +98,7 @@ Decision |\n|---|---|---|---|---|\n| wal rows=1000 | t | +1.00% [-1.00%, +3.00%]
     let rows: Vec<&str> = html.split("<tr class=\"forest-row\" data-decision=\"").skip(1).collect();
     let decisions: Vec<&str> = rows.iter().map(|r| r.split('"').next().unwrap()).collect();
     assert_eq!(decisions, ["regressed", "no_change", "no_change"], "one row per verdict, what needs a look first");
-    assert!(rows[0].contains("<a href=\"#rig-wal\">wal rows=1000</a>"), "linked to its rig: {}", rows[0]);
+    assert!(rows[0].contains("<a href=\"#rig-wal\">wal</a> rows=1000"), "linked to its rig: {}", rows[0]);
     assert!(rows.iter().all(|r| r.contains("<circle class=\"ratio\"") && r.contains("class=\"ci\"")));
     assert_eq!(html.matches("class=\"detectable\"").count(), 3 * 2, "each row's detectable change, either way");
 }

@@ -26,7 +26,7 @@ pub(crate) fn headless(browser: &Path, profile: &Path) -> Command {
 }
 
 #[test]
-fn chromium_renders_every_chart_of_the_report() {
+fn chromium_renders_the_report_of_the_committed_runs_verdicts_first() {
     let Some(browser) = chromium() else {
         assert!(std::env::var_os("CI").is_none(), "CI must provide chromium (.ci/run installs it)");
         eprintln!("skipped: no chromium (apt-get install chromium)");
@@ -38,17 +38,46 @@ fn chromium_renders_every_chart_of_the_report() {
     sandbox.write("wal-later.jsonl", &a_day_later(&std::fs::read_to_string(&wal).unwrap()));
     let mut cmd = sandbox.cmd();
     cmd.args(["report", "--format", "html", "--out", "report.html", "wal-later.jsonl"]);
-    for file in ["wal.jsonl", "kafka_topology.jsonl", "kafka_topology-tansu.jsonl"] {
-        cmd.arg(results.join(file));
-    }
+    let streams = committed_streams(&results);
+    cmd.args(&streams);
     cmd.assert().success();
     let page = sandbox.path().join("report.html");
     let html = std::fs::read_to_string(&page).unwrap();
-    let charts = html.matches("<svg").count();
-    // wal: 4 metrics and 6 series of two runs each, a history chart per series; kafka_topology: 6 metrics, and
-    // for its open-loop arms 4 percentiles (their uncorrected twins beside them), 3 more metrics and the
-    // percentile plot.
-    assert_eq!(charts, 4 + 6 + (6 + 4 + 3 + 1));
+
+    // The verdicts first, as a forest plot: a row per comparison and metric, regressions at the top, each row
+    // linked to its rig's section.
+    let first = html.find("<section").unwrap();
+    assert!(html[first..].starts_with("<section class=\"verdicts\">"), "the page opens with the verdicts");
+    let rows: Vec<&str> = html.split("<tr class=\"forest-row\" data-decision=\"").skip(1).collect();
+    assert_eq!(rows.len(), newest_verdicts(&streams), "a row per comparison and metric");
+    assert!(rows[0].starts_with("regressed\""), "a regression first: {}", &rows[0][..80]);
+    for row in &rows {
+        let target = row.split("href=\"#").nth(1).and_then(|t| t.split('"').next()).expect("a link");
+        assert!(html.contains(&format!("<section id=\"{target}\">")), "{target} is a section of the page");
+    }
+
+    // cache_tier's three tiers, three lines over rows on a log axis, named by their values.
+    let warm = html.split("<h3>cache=warm upstream=canned</h3>").nth(1).expect("the warm, canned block");
+    let warm = warm.split("<h3>").next().unwrap();
+    let chart = figure_of(warm, "request_time");
+    assert!(chart.contains("data-x=\"rows\" data-x-scale=\"log\""), "{chart}");
+    for tier in ["tier=delta_hit", "tier=object_hit", "tier=passthrough"] {
+        assert!(chart.contains(&format!("</i>{tier}</span>")), "{tier} in the legend: {chart}");
+    }
+    assert_eq!(chart.matches("<polyline").count(), 3, "a line per tier");
+    assert_eq!(chart.matches("<circle").count(), 9, "a point per arm");
+
+    // Nothing charted that does not vary: compaction's file counts are lines of a table.
+    let compaction = html.split("<section id=\"rig-compaction\">").nth(1).unwrap().split("</section>").next().unwrap();
+    for constant in ["input_files", "output_files"] {
+        assert!(!compaction.contains(&format!("data-metric=\"{constant}\"")), "{constant} is not charted");
+        assert_eq!(compaction.matches(&format!("<th style=\"text-align:left\">{constant}</th>")).count(), 2);
+    }
+    assert!(compaction.contains("data-metric=\"rewrite_time\" data-x=\"storage\" data-x-scale=\"category\""));
+    // The querier's mechanism as the table it declares.
+    let querier = html.split("<section id=\"rig-querier\">").nth(1).unwrap().split("</section>").next().unwrap();
+    assert_eq!(querier.matches("data-table=\"mechanism\"").count(), 4, "one per block");
+    assert!(!querier.contains("data-metric=\"files_reached\""));
 
     // #all: every history chart is drawn at once, not only those near the screen.
     let url = format!("file://{}", page.display());
@@ -57,24 +86,72 @@ fn chromium_renders_every_chart_of_the_report() {
     assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
     let rendered = String::from_utf8_lossy(&dom.stdout);
     let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
-    assert_eq!(drawn.matches("<svg").count(), charts, "the browser built every chart");
-    assert_eq!(drawn.matches("<rect").count(), html.matches("<rect").count());
-    let percentile_lines = 2 * 2;
     let (page_svg, _) = html.split_once("<script>").expect("the page's script");
-    assert_eq!(page_svg.matches("<polyline").count(), percentile_lines, "two open-loop arms, solid and dashed");
-    assert_eq!(drawn.matches("<polyline").count(), 6 * 4 + percentile_lines, "and a line per series and metric");
-    assert_eq!(drawn.matches("<polygon").count(), 6 * 4, "a band per series and metric");
+    assert_eq!(drawn.matches("<svg").count(), page_svg.matches("<svg").count(), "the browser built every chart");
+    // Every series of several runs (wal's 6 of two, 4 metrics each, and the older runs in results.jsonl): per
+    // metric a band and a line, and per run a dot and a CI95 whisker.
+    let panels: usize = page_svg
+        .split("data-chart='")
+        .skip(1)
+        .map(|d| {
+            let data = d.split('\'').next().unwrap().replace("&#39;", "'").replace("&amp;", "&");
+            serde_json::from_str::<serde_json::Value>(&data).unwrap()["panels"].as_array().unwrap().len()
+        })
+        .sum();
+    assert!(panels >= 6 * 4, "{panels}");
+    assert_eq!(drawn.matches("<polygon").count(), panels, "a band per series and metric");
+    let lines = drawn.matches("<polyline").count() - page_svg.matches("<polyline").count();
+    assert_eq!(lines, panels, "and a line");
+    assert!(drawn.matches("<line class=\"ci\"").count() >= 6 * 4 * 2, "a whisker per run of wal's four metrics");
     assert!(!drawn.contains("data-chart="), "no chart is left undrawn");
     assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
 
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report.png");
     let _ = std::fs::remove_file(&shot);
     let out = headless(&browser, &sandbox.path().join("profile"))
-        .args(["--window-size=1000,1400", &format!("--screenshot={}", shot.display()), &url])
+        .args(["--window-size=1200,1400", &format!("--screenshot={}", shot.display()), &url])
         .output()
         .unwrap();
     assert!(out.status.success());
     assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "a real picture, not a blank page");
+}
+
+/// Every committed results stream (`results/*.jsonl`), in name order.
+fn committed_streams(results: &Path) -> Vec<PathBuf> {
+    let mut streams: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    streams.sort();
+    streams
+}
+
+/// How many comparisons (bench, variant, metric, other side) the verdicts of `streams` make.
+fn newest_verdicts(streams: &[PathBuf]) -> usize {
+    let mut seen = std::collections::BTreeSet::new();
+    for stream in streams {
+        for line in std::fs::read_to_string(stream).unwrap().lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record["kind"] == "verdict" {
+                let v = &record["verdict"];
+                seen.insert((
+                    record["bench"].to_string(),
+                    record["variant"].to_string(),
+                    v["metric"].to_string(),
+                    v["against"].to_string(),
+                ));
+            }
+        }
+    }
+    seen.len()
+}
+
+/// The figure of `metric` in `html`.
+fn figure_of<'a>(html: &'a str, metric: &str) -> &'a str {
+    let at = html.find(&format!("data-metric=\"{metric}\"")).unwrap_or_else(|| panic!("no chart of {metric}"));
+    let start = html[..at].rfind("<figure>").unwrap();
+    &html[start..start + html[start..].find("</figure>").unwrap()]
 }
 
 /// `stream` as the next day's run: new run ids, each value 10% higher, so each series has a history.

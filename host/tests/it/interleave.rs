@@ -79,7 +79,9 @@ fn along_an_axis_each_arm_meets_its_level_s_reference_across_blocks_in_rounds_an
         let (code, html) = report("html");
         assert_eq!(code, Some(0));
         assert!(
-            html.contains("<td>healthy at after_ms=5 jitter_pct=1: sleep_us 200 vs 0</td><td>iter_time</td>"),
+            html.contains(
+                "<a href=\"#rig-healthy\">healthy</a> at after_ms=5 jitter_pct=1: sleep_us 200 vs 0</td><td>iter_time</td>"
+            ),
             "{html}"
         );
         let exported = std::fs::read_to_string(sandbox.path().join("run.md")).unwrap();
