@@ -6,13 +6,13 @@
 //! (`html_series`), its change points marked as `trend` finds them. Values are always drawn as themselves; the
 //! direction of goodness is written on each chart, never implied by flipping.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::analysis::change_points::SeriesChanges;
 use crate::report::html_text::{anchor, esc};
 use benchhost_record::history::{Group, History, Needs};
-use benchhost_record::{Kind, Record};
+use benchhost_record::{Decision, Kind, Record, SeriesKey};
 
 /// What a page needs of each series: the newest two records (the newest run's charts, and a large block's
 /// table with the change from the run before), and the whole history in 64 time buckets per metric.
@@ -30,6 +30,7 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
         + &failures(&groups)
         + &crate::report::trend::html_newest(changes);
     let marks = crate::report::trend::marks(changes);
+    let changed = changed_between_arms(&verdicts);
     let mut by_bench: BTreeMap<&str, Vec<&Group>> = BTreeMap::new();
     // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not drawn.
     let calibration = |g: &Group| g.latest().variant.contains_key(crate::analysis::calibrate::MARK);
@@ -46,7 +47,7 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
         let latest: Vec<&Record> = series.iter().map(|g| g.latest()).collect();
         let _ = writeln!(body, "<section id=\"{}\"><h2>{}</h2>", anchor(bench), esc(bench));
         for block in crate::report::chart_groups::groups(&latest) {
-            body.push_str(&crate::report::html_block::html(&block, &series));
+            body.push_str(&crate::report::html_block::html(&block, &series, &changed));
         }
         let (_, names) = crate::report::export::short_names(&latest.iter().map(|r| &r.variant).collect::<Vec<_>>());
         for (group, name) in series.iter().zip(&names).filter(|(g, _)| g.count > 1) {
@@ -71,13 +72,25 @@ pub fn page(history: &History, changes: &[SeriesChanges]) -> String {
 
 /// The page's style sheet.
 const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:1400px} \
-figure{margin:1em 0 2em} section{content-visibility:auto;contain-intrinsic-size:auto 2000px} \
+figure{margin:1em 0 2em} .charts{display:flex;flex-wrap:wrap;column-gap:2em} section{content-visibility:auto;contain-intrinsic-size:auto 2000px} \
 section.verdicts{content-visibility:visible} \
 figure.history{content-visibility:auto;contain-intrinsic-size:640px 240px} \
 figcaption,p.provenance{font-size:12px;color:#555} svg text{font:11px system-ui,sans-serif} ol{font-size:13px} \
 table{border-collapse:collapse;font-size:12px;margin:0.5em 0} td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right} \
 caption{text-align:left;font-weight:bold} .legend{font-size:12px} .legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px} \
 table.forest td{vertical-align:middle} table.forest td.series{text-align:left;min-width:280px;font-size:12px} table.forest td.change{white-space:nowrap} table.forest svg{display:block}";
+
+/// Each arm and metric that a comparison between arms (`run --interleave`) found changed: however close their
+/// intervals, such a metric is charted, never a line of the table of what is equal in every arm.
+fn changed_between_arms(verdicts: &[&Record]) -> BTreeSet<(SeriesKey, String)> {
+    let changed = |r: &&&Record| {
+        let v = r.verdict.as_ref();
+        crate::report::comparison::reference_of(r).is_some()
+            && v.is_some_and(|v| matches!(v.decision, Decision::Regressed | Decision::Improved))
+    };
+    let metric = |r: &Record| r.verdict.as_ref().and_then(|v| v.metric.clone()).unwrap_or_default();
+    verdicts.iter().filter(changed).map(|r| (benchhost_record::series(r), metric(r))).collect()
+}
 
 /// Said once, above the first history chart (each a series, one panel per metric).
 const HISTORY_LEGEND: &str = "<p>In each history chart every metric is on its own scale: the newest value of each span \

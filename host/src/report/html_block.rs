@@ -3,6 +3,7 @@
 //! declares (the querier's mechanism), and beneath them the metrics equal in every arm as one line each of a
 //! table, never as a chart of equal bars. Its provenance closes it.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::report::blocks::Block;
@@ -10,15 +11,16 @@ use crate::report::format::{UNCORRECTED, metric, quantity};
 use crate::report::html_chart::{chart, layout};
 use crate::report::html_text::{esc, provenance};
 use crate::report::order;
-use benchhost_record::Record;
 use benchhost_record::history::Group;
+use benchhost_record::{Record, SeriesKey};
 
 /// A block without a numeric axis and with more arms than this gets a table of its newest run instead of
 /// bar charts, where bars would be too thin to read.
 const MOST_BARS: usize = 16;
 
-/// The section of `block`, whose members index `series` (one per arm, newest record last).
-pub fn html(block: &Block, series: &[&Group]) -> String {
+/// The section of `block`, whose members index `series` (one per arm, newest record last); `changed` holds
+/// the arms and metrics that a comparison between arms found changed.
+pub fn html(block: &Block, series: &[&Group], changed: &BTreeSet<(SeriesKey, String)>) -> String {
     let groups: Vec<&Group> = block.members.iter().map(|&i| series[i]).collect();
     let arms: Vec<&Record> = groups.iter().map(|g| g.latest()).collect();
     let mut out = String::new();
@@ -34,26 +36,31 @@ pub fn html(block: &Block, series: &[&Group]) -> String {
     metrics.sort_by(|a, b| order::natural(a, b));
     let tabled: Vec<&String> = arms.iter().flat_map(|r| &r.tables).flat_map(|t| &t.metrics).collect();
     let (constant, varying): (Vec<&String>, Vec<&String>) =
-        metrics.into_iter().filter(|m| !tabled.contains(m)).partition(|m| equal_in_every_arm(&arms, m));
+        metrics.into_iter().filter(|m| !tabled.contains(m)).partition(|m| {
+            let compared = arms.iter().any(|r| changed.contains(&(benchhost_record::series(r), m.to_string())));
+            !compared && equal_in_every_arm(&arms, m)
+        });
     // An uncorrected latency is drawn beside its corrected twin, never on a chart of its own.
     let twinned = |m: &str| m.strip_suffix(UNCORRECTED).is_some_and(|c| varying.iter().any(|n| *n == c));
     let charted: Vec<&String> = varying.iter().copied().filter(|m| !twinned(m)).collect();
     let variants: Vec<_> = arms.iter().map(|r| &r.variant).collect();
+    let names: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
     match layout(&variants) {
         Some(found) if found.numeric || arms.len() <= MOST_BARS => {
+            // Side by side where the page is wide enough.
+            out.push_str("<div class=\"charts\">");
             for name in &charted {
                 out.push_str(&chart(&found, &arms, name));
             }
+            out.push_str(&crate::report::html_percentiles::plots(&arms, &names));
+            out.push_str("</div>\n");
         }
         Some(_) if !charted.is_empty() => {
-            let labels: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
             let shown = charted.iter().copied().collect();
-            out.push_str(&crate::report::html_series::newest_table(&groups, &labels, &shown));
+            out.push_str(&crate::report::html_series::newest_table(&groups, &names, &shown));
         }
         _ => {}
     }
-    let names: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
-    out.push_str(&crate::report::html_percentiles::plots(&arms, &names));
     for table in tables(&arms) {
         out.push_str(&metric_table(&table, &arms, &names));
     }
@@ -209,5 +216,39 @@ mod tests {
         assert!(equal_in_every_arm(&overlapping.iter().collect::<Vec<_>>(), "query_time"));
         let apart = [with_ci(10.0, [9.0, 11.0]), with_ci(12.0, [11.5, 12.5])];
         assert!(!equal_in_every_arm(&apart.iter().collect::<Vec<_>>(), "query_time"));
+
+        // A paired comparison of the two arms that found a change outweighs their overlapping intervals.
+        let (a, b) = (arm("attested", 4.0, 10.0), arm("unattested", 4.0, 10.5));
+        let ci = |mut r: Record, ci: [f64; 2]| {
+            r.metrics.get_mut("query_time").unwrap().ci95 = Some(ci);
+            r
+        };
+        let (a, b) = (ci(a, [9.0, 11.0]), ci(b, [10.2, 10.8]));
+        let page =
+            |records: &[Record]| crate::report::html::page(&History::of(records, crate::report::html::NEEDS), &[]);
+        assert!(!page(&[a.clone(), b.clone()]).contains("data-metric=\"query_time\""), "equal within their CI95");
+        let verdict: benchhost_record::Verdict = serde_json::from_value(serde_json::json!({
+            "metric": "query_time", "test": "paired", "against": {"order": "attested"}, "ratio": 1.05,
+            "ci95": [1.04, 1.06], "threshold": 0.03, "decision": "regressed"
+        }))
+        .unwrap();
+        let run = RunInfo::for_tests(2, Some("b"));
+        let regressed = Record::verdict_on(&b, verdict, "regressed".into(), run);
+        assert!(page(&[a, b, regressed]).contains("data-metric=\"query_time\""), "charted: the comparison saw it");
+    }
+
+    #[test]
+    fn a_block_of_more_arms_than_bars_fit_and_no_numeric_axis_is_a_table() {
+        let records: Vec<Record> = (0..=MOST_BARS)
+            .map(|i| {
+                let mut r = arm(&format!("order{}", (b'a' + i as u8) as char), 4.0, 10.0 + i as f64);
+                r.tables.clear();
+                r
+            })
+            .collect();
+        let html = crate::report::html::page(&History::of(&records, crate::report::html::NEEDS), &[]);
+        assert!(!html.contains("<svg"), "no chart of 17 thin bars");
+        assert!(html.contains("<table><tr><th>#</th><th>arm</th><th>query_time</th></tr>"), "what varies: {html}");
+        assert_eq!(html.matches("<td style=\"text-align:left\">order=order").count(), MOST_BARS + 1, "a row per arm");
     }
 }
