@@ -17,6 +17,9 @@ use benchhost_record::{Record, SeriesKey};
 /// A block without a numeric axis and with more arms than this gets a table of its newest run instead of
 /// bar charts, where bars would be too thin to read.
 const MOST_BARS: usize = 16;
+/// A block of more series than colours (a `branch` key times the matrix) gets a table too: lines that share
+/// a colour cannot be told apart.
+const MOST_SERIES: usize = crate::report::html_frame::PALETTE.len();
 
 /// The section of `block`, whose members index `series` (one per arm, newest record last); `changed` holds
 /// the arms and metrics that a comparison between arms found changed.
@@ -46,7 +49,7 @@ pub fn html(block: &Block, series: &[&Group], changed: &BTreeSet<(SeriesKey, Str
     let variants: Vec<_> = arms.iter().map(|r| &r.variant).collect();
     let names: Vec<String> = block.names.iter().map(|n| n.replace('/', " ")).collect();
     match layout(&variants) {
-        Some(found) if found.numeric || arms.len() <= MOST_BARS => {
+        Some(found) if found.series.len() <= MOST_SERIES && (found.numeric || arms.len() <= MOST_BARS) => {
             // Side by side where the page is wide enough.
             out.push_str("<div class=\"charts\">");
             for name in &charted {
@@ -250,5 +253,26 @@ mod tests {
         assert!(!html.contains("<svg"), "no chart of 17 thin bars");
         assert!(html.contains("<table><tr><th>#</th><th>arm</th><th>query_time</th></tr>"), "what varies: {html}");
         assert_eq!(html.matches("<td style=\"text-align:left\">order=order").count(), MOST_BARS + 1, "a row per arm");
+    }
+
+    #[test]
+    fn a_block_of_more_series_than_colours_is_a_table() {
+        let records: Vec<Record> = (0..=MOST_SERIES)
+            .flat_map(|branch| {
+                [100, 1000, 10_000].map(|rows| {
+                    let mut r = arm("a", 4.0, rows as f64 * (1.0 + branch as f64));
+                    r.variant.insert("branch".into(), format!("b{branch}").into());
+                    r.variant.insert("rows".into(), rows.into());
+                    r
+                })
+            })
+            .collect();
+        let html = crate::report::html::page(&History::of(&records, crate::report::html::NEEDS), &[]);
+        assert!(!html.contains("<svg"), "no chart of nine lines in eight colours");
+        assert!(html.contains("<table><tr><th>#</th><th>arm</th><th>query_time</th></tr>"), "{html}");
+        let last = format!("b{MOST_SERIES}");
+        let fewer: Vec<Record> = records.into_iter().filter(|r| r.variant["branch"] != last.as_str()).collect();
+        let html = crate::report::html::page(&History::of(&fewer, crate::report::html::NEEDS), &[]);
+        assert_eq!(html.matches("<polyline").count(), MOST_SERIES, "a line per branch over rows");
     }
 }
