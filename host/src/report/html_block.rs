@@ -1,4 +1,4 @@
-//! One block of a rig's newest run on the HTML page (its `[[rig]]` block, `blocks`): a chart per metric that
+//! One block of a rig's newest run on the HTML page (a `[[rig]]` block, `chart_groups`): a chart per metric that
 //! varies between its arms (`html_chart`), the open-loop percentile plots, each table of metrics the rig
 //! declares (the querier's mechanism), and beneath them the metrics equal in every arm as one line each of a
 //! table, never as a chart of equal bars. Its provenance closes it.
@@ -58,8 +58,8 @@ pub fn html(block: &Block, series: &[&Group], changed: &BTreeSet<(SeriesKey, Str
             out.push_str(&crate::report::html_percentiles::plots(&arms, &names));
             out.push_str("</div>\n");
         }
-        Some(_) if !charted.is_empty() => {
-            let shown = charted.iter().copied().collect();
+        Some(_) if !varying.is_empty() => {
+            let shown = varying.iter().copied().collect();
             out.push_str(&crate::report::html_series::newest_table(&groups, &names, &shown));
         }
         _ => {}
