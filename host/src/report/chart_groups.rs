@@ -153,7 +153,9 @@ impl<'a> Grid<'a> {
     /// holds `arm`.
     fn largest_grid(&self, around: &[usize], arm: usize, [x, y]: [usize; 2]) -> Vec<usize> {
         let ys: Vec<usize> = around.iter().map(|&i| self.values[i][y]).collect::<BTreeSet<_>>().into_iter().collect();
-        let at = |xv: usize, yv: usize| around.iter().any(|&i| self.values[i][x] == xv && self.values[i][y] == yv);
+        let present: BTreeSet<(usize, usize)> =
+            around.iter().map(|&i| (self.values[i][x], self.values[i][y])).collect();
+        let at = |xv: usize, yv: usize| present.contains(&(xv, yv));
         let xs: BTreeSet<usize> = around.iter().map(|&i| self.values[i][x]).collect();
         let mut best: (usize, Vec<usize>, Vec<usize>) = (0, vec![], vec![]);
         // Every set of y's values that holds the arm's (at most 2^11 of them), with the x values seen with all.
