@@ -33,8 +33,8 @@ pub const COMPARE: &str = "Examples:
 
 /// `benchhost trend`.
 pub const TREND: &str = "Examples:
-  benchhost trend results/nightly.jsonl
-  benchhost trend results/nightly.jsonl 'querier.*footer_cache=warm' --metric query_time --json
+  benchhost trend nightly.jsonl                  # the stream a nightly job appends to
+  benchhost trend nightly.jsonl 'querier.*footer_cache=warm' --metric query_time --json
   benchhost trend --warehouse warehouse/ --fail-on regression --within 3   # the nightly gate";
 
 /// `benchhost calibrate`.
