@@ -37,10 +37,13 @@ pub fn html(block: &Block, series: &[&Group], changed: &BTreeSet<(SeriesKey, Str
         }
     }
     metrics.sort_by(|a, b| order::natural(a, b));
-    let tabled: Vec<&String> = arms.iter().flat_map(|r| &r.tables).flat_map(|t| &t.metrics).collect();
+    let declared = tables(&arms);
+    // Each arm's series key, made once: it serializes the arm's variant.
+    let keys: Vec<SeriesKey> = arms.iter().map(|r| benchhost_record::series(r)).collect();
+    let tabled: Vec<&String> = declared.iter().flat_map(|t| &t.metrics).collect();
     let (constant, varying): (Vec<&String>, Vec<&String>) =
         metrics.into_iter().filter(|m| !tabled.contains(m)).partition(|m| {
-            let compared = arms.iter().any(|r| changed.contains(&(benchhost_record::series(r), m.to_string())));
+            let compared = keys.iter().any(|k| changed.contains(&(k.clone(), m.to_string())));
             !compared && equal_in_every_arm(&arms, m)
         });
     // An uncorrected latency is drawn beside its corrected twin, never on a chart of its own.
@@ -64,8 +67,8 @@ pub fn html(block: &Block, series: &[&Group], changed: &BTreeSet<(SeriesKey, Str
         }
         _ => {}
     }
-    for table in tables(&arms) {
-        out.push_str(&metric_table(&table, &arms, &names));
+    for table in &declared {
+        out.push_str(&metric_table(table, &arms, &names));
     }
     out.push_str(&constants(&arms, &constant));
     let _ = writeln!(out, "<p class=\"provenance\">{}</p>", esc(&provenance(&arms)));

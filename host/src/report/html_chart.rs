@@ -151,15 +151,8 @@ fn lines(layout: &Layout, arms: &[&Record], metric: &str, scale: &Scale, svg: &m
             path.join(" ")
         );
         for (at, m) in points {
-            if let Some([lo, hi]) = m.ci95 {
-                let _ = write!(
-                    svg,
-                    "<path d=\"M{0:.1},{1:.1}V{2:.1}M{3:.1},{1:.1}h6M{3:.1},{2:.1}h6\" stroke=\"{colour}\"/>",
-                    x(at),
-                    y(scale, lo),
-                    y(scale, hi),
-                    x(at) - 3.0
-                );
+            if let Some(ci) = m.ci95 {
+                svg.push_str(&whisker(x(at), ci.map(|v| y(scale, v)), 3.0, colour));
             }
             let tip = format!("{name} {}={}: {}", layout.x, plain_number(at), crate::report::format::metric(m));
             let _ = write!(
@@ -232,24 +225,23 @@ fn bars(
                     PALETTE[i % 8],
                     esc(tip.trim())
                 );
-                if let Some([lo, hi]) = m.ci95 {
-                    let cx = left + width / 2.0;
-                    let _ = write!(
-                        svg,
-                        "<path d=\"M{cx:.1},{:.1}V{:.1}M{:.1},{:.1}h8M{:.1},{:.1}h8\" stroke=\"#222\" fill=\"none\"/>",
-                        y(scale, lo),
-                        y(scale, hi),
-                        cx - 4.0,
-                        y(scale, lo),
-                        cx - 4.0,
-                        y(scale, hi)
-                    );
+                if let Some(ci) = m.ci95 {
+                    svg.push_str(&whisker(left + width / 2.0, ci.map(|v| y(scale, v)), 4.0, "#222"));
                 }
                 left += width;
             }
         }
     }
     (false, format!(" data-x=\"{}\" data-x-scale=\"category\"", esc(&layout.x)))
+}
+
+/// A CI95 whisker at `x` from height `ys[0]` to `ys[1]`, its caps `half` px either side.
+fn whisker(x: f64, [low, high]: [f64; 2], half: f64, colour: &str) -> String {
+    format!(
+        "<path d=\"M{x:.1},{low:.1}V{high:.1}M{0:.1},{low:.1}h{1}M{0:.1},{high:.1}h{1}\" stroke=\"{colour}\" fill=\"none\"/>",
+        x - half,
+        2.0 * half
+    )
 }
 
 #[cfg(test)]
