@@ -37,6 +37,7 @@ use crate::{Rig, SetupContext, Style, testing};
 pub fn bench<R: Rig>(c: &mut criterion::Criterion, overrides: Value) {
     let descriptor = R::describe();
     let params = testing::params(&descriptor, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    let invariants = descriptor.invariants_for(&serde_json::from_value(params.clone()).unwrap_or_default());
     let id = series_name(&descriptor.name, &overrides);
     let scratch = std::env::temp_dir().join(format!("benchhost-criterion-{}-{}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap_or_else(|e| panic!("creating {}: {e}", scratch.display()));
@@ -70,7 +71,7 @@ pub fn bench<R: Rig>(c: &mut criterion::Criterion, overrides: Value) {
     let mut sets = vec![("outcome".to_string(), &outcome.counters)];
     sets.extend(observations.iter().enumerate().map(|(i, c)| (format!("run {}", i + 1), c)));
     let sets: Vec<(&str, _)> = sets.iter().map(|(label, c)| (label.as_str(), *c)).collect();
-    if let Err(broken) = crate::check_invariants(&descriptor.invariants, &sets) {
+    if let Err(broken) = crate::check_invariants(&invariants, &sets) {
         panic!("{id}: {}", broken.join("; "));
     }
 }

@@ -96,6 +96,10 @@ pub struct OnlyWhere {
 }
 
 impl OnlyWhere {
+    /// The cells where `param` is one of `values`.
+    pub fn new(param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() }
+    }
     /// Whether a cell with these `params` is one of those cells.
     pub fn holds(&self, params: &std::collections::BTreeMap<String, Value>) -> bool {
         params.get(&self.param).is_some_and(|v| self.values.contains(v))
@@ -172,7 +176,7 @@ impl Param {
     /// assert_eq!(order.only_where.unwrap().param, "shape");
     /// ```
     pub fn only_where(mut self, param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
-        self.only_where = Some(OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() });
+        self.only_where = Some(OnlyWhere::new(param, values));
         self
     }
 }
@@ -217,6 +221,14 @@ pub enum Source {
     Counter {
         /// Counter name.
         counter: String,
+    },
+    /// One counter of the [`Outcome`](crate::Outcome) over another: a share in [0, 1], in [`Unit::Ratio`]
+    /// (left out of the record when `of` is 0: absent is not zero).
+    Share {
+        /// The part, e.g. `sorts_kept`.
+        counter: String,
+        /// The whole, e.g. `queries`.
+        of: String,
     },
     /// A value the rig measured itself and returned in each [`Observation`](crate::Observation) (run style).
     Observed,
@@ -280,6 +292,28 @@ impl Metric {
         let source = Source::Counter { counter: counter.into() };
         Metric { name: name.into(), unit, higher_is_better: false, source, doc: String::new(), only_where: None }
     }
+    /// The share `counter` / `of` of two counters of the outcome (the queries whose plan kept a sort, of all
+    /// queries), in [`Unit::Ratio`], lower is better. A counter is a whole number, so a ratio is never one:
+    /// declare a share.
+    ///
+    /// # Examples
+    /// ```
+    /// use benchhost_plugin_api::{Metric, Source, Unit};
+    /// let kept = Metric::share("sort_kept", "sorts_kept", "queries");
+    /// assert_eq!(kept.unit, Unit::Ratio);
+    /// assert_eq!(kept.source, Source::Share { counter: "sorts_kept".into(), of: "queries".into() });
+    /// ```
+    pub fn share(name: &str, counter: &str, of: &str) -> Self {
+        let source = Source::Share { counter: counter.into(), of: of.into() };
+        Metric {
+            name: name.into(),
+            unit: Unit::Ratio,
+            higher_is_better: false,
+            source,
+            doc: String::new(),
+            only_where: None,
+        }
+    }
     /// A value the rig measures itself in each run (run style).
     pub fn observed(name: &str, unit: Unit, higher_is_better: bool) -> Self {
         Metric {
@@ -310,7 +344,7 @@ impl Metric {
     /// assert_eq!(sort.only_where.unwrap().values, ["sort"]);
     /// ```
     pub fn only_where(mut self, param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
-        self.only_where = Some(OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() });
+        self.only_where = Some(OnlyWhere::new(param, values));
         self
     }
 }
@@ -404,6 +438,16 @@ impl Descriptor {
     pub fn metric(mut self, metric: Metric) -> Self {
         self.metrics.push(metric);
         self
+    }
+    /// The invariants a cell with these `params` is checked against: every invariant, but those whose
+    /// [`Invariant::only_where`] the cell does not meet (an invariant over work the cell never does would
+    /// compare 0 with 0 and could not fail).
+    pub fn invariants_for(&self, params: &std::collections::BTreeMap<String, Value>) -> Vec<Invariant> {
+        self.invariants
+            .iter()
+            .filter(|i| i.only_where.as_ref().is_none_or(|only| only.holds(params)))
+            .cloned()
+            .collect()
     }
     /// Adds an invariant.
     pub fn invariant(mut self, invariant: Invariant) -> Self {

@@ -111,6 +111,7 @@ pub fn run_counting<R: Rig>(overrides: Value, times: u64) -> Result<Report, Stri
 fn run_in<R: Rig>(overrides: Value, times: u64, base: SetupContext) -> Result<Report, String> {
     let descriptor = R::describe();
     let params = params(&descriptor, &overrides)?;
+    let invariants = descriptor.invariants_for(&serde_json::from_value(params.clone()).unwrap_or_default());
     let params: R::Params = serde_json::from_value(params).map_err(|e| format!("parameters: {e}"))?;
     // One directory per call: tests of one rig run in parallel threads of one process.
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -119,12 +120,18 @@ fn run_in<R: Rig>(overrides: Value, times: u64, base: SetupContext) -> Result<Re
         std::env::temp_dir().join(format!("benchhost-test-{}-{}-{call}", descriptor.name, std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
     let ctx = SetupContext { scratch_dir: scratch.clone(), quick: true, ..base };
-    let result = drive::<R>(&descriptor, params, &ctx, times);
+    let result = drive::<R>(&descriptor, &invariants, params, &ctx, times);
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }
 
-fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext, times: u64) -> Result<Report, String> {
+fn drive<R: Rig>(
+    descriptor: &Descriptor,
+    invariants: &[crate::Invariant],
+    params: R::Params,
+    ctx: &SetupContext,
+    times: u64,
+) -> Result<Report, String> {
     let fail = |phase: &str, e: crate::RigError| format!("{phase}: {:?}: {}", e.kind, e.message);
     let mut rig = R::setup(params, ctx).map_err(|e| fail("setup", e))?;
     let mut observations = Vec::new();
@@ -145,7 +152,7 @@ fn drive<R: Rig>(descriptor: &Descriptor, params: R::Params, ctx: &SetupContext,
     let labels: Vec<String> = (1..=observations.len()).map(|i| format!("run {i}")).collect();
     let mut sets = vec![("outcome", &outcome.counters)];
     sets.extend(labels.iter().map(String::as_str).zip(observations.iter().map(|o| &o.counters)));
-    crate::check_invariants(&descriptor.invariants, &sets).map_err(|v| v.join("; "))?;
+    crate::check_invariants(invariants, &sets).map_err(|v| v.join("; "))?;
     Ok(Report { outcome, observations })
 }
 

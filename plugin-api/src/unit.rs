@@ -54,7 +54,10 @@ pub enum Unit {
     /// A count of commits (snapshots) to a table.
     #[serde(rename = "commits")]
     Commits,
-    /// A dimensionless ratio.
+    /// A count of Parquet row groups.
+    #[serde(rename = "row_groups")]
+    RowGroups,
+    /// A dimensionless ratio, in [0, 1] (a share: [`Metric::share`](crate::Metric::share)).
     #[serde(rename = "ratio")]
     Ratio,
     /// A percentage.
@@ -67,7 +70,7 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, in registry order.
-    pub const ALL: [Unit; 17] = [
+    pub const ALL: [Unit; 18] = [
         Unit::Nanos,
         Unit::Micros,
         Unit::Millis,
@@ -82,6 +85,7 @@ impl Unit {
         Unit::Files,
         Unit::Allocs,
         Unit::Commits,
+        Unit::RowGroups,
         Unit::Ratio,
         Unit::Percent,
         Unit::Instructions,
@@ -104,6 +108,7 @@ impl Unit {
             Unit::Files => "files",
             Unit::Allocs => "allocs",
             Unit::Commits => "commits",
+            Unit::RowGroups => "row_groups",
             Unit::Ratio => "ratio",
             Unit::Percent => "%",
             Unit::Instructions => "instructions",

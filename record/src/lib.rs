@@ -54,6 +54,7 @@ pub const UNITS: &[&str] = &[
     "files",
     "allocs",
     "commits",
+    "row_groups",
     "ratio",
     "%",
     "instructions",

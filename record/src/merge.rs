@@ -1,8 +1,8 @@
 //! `benchhost merge OUT IN...`: the slices of one logical run (one per machine, `--shard I/N`, same
 //! `--run-id`) and any other streams, combined into one stream with one record per identity.
 //!
-//! A record's identity is its run id, rig, kind, variant and metric names (a verdict is per metric, a
-//! measurement per cell). Two records with one identity are duplicates: identical ones (the same slice
+//! A record's identity is its run id, rig, kind, variant and metric names (a measurement per cell), and for a
+//! verdict also the metric it judged and what it was judged against (a verdict is per metric and comparison). Two records with one identity are duplicates: identical ones (the same slice
 //! uploaded twice) are dropped and counted; different ones are a conflict, reported with both places, and the
 //! first is kept. Records already in OUT take part, so merging twice adds nothing.
 
@@ -112,12 +112,14 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
 /// The 128-bit hash of a record's identity (see [`identity`]): the key `merge` keeps one record per, and the
 /// warehouse's publish too, so that publishing a file twice adds nothing.
 pub fn identity_hash(record: &crate::Record) -> u128 {
-    canon::hash(&identity(record))
-}
-
-/// A record's identity: run id, rig, kind, variant and metric names.
-fn identity(record: &crate::Record) -> impl serde::Serialize + '_ {
-    (&record.run.id, &record.bench, record.kind, &record.variant, record.metrics.keys().collect::<Vec<_>>())
+    let cell = (&record.run.id, &record.bench, record.kind, &record.variant, record.metrics.keys().collect::<Vec<_>>());
+    match &record.verdict {
+        // A measurement's identity hashes as it always has, so that publishing again adds none twice.
+        None => canon::hash(&cell),
+        // regression: a verdict carries no metrics of its own, so every verdict of an arm had one identity, and
+        // `merge` (and publish) kept only the first: the metric judged, and against what, tell them apart.
+        Some(v) => canon::hash(&(cell, &v.metric, &v.against, v.baseline.as_ref().map(|b| &b.run_id))),
+    }
 }
 
 /// `PLACE: BENCH VARIANT of run ID differs from the one at FIRST; kept that one`.
@@ -176,6 +178,27 @@ mod tests {
             s1.display()
         );
         assert_eq!(merged.conflicts, [expected]);
+    }
+
+    #[test]
+    fn the_verdicts_of_one_arm_on_two_metrics_are_two_records() {
+        let arm = record("run-1", "wal", 1000, 1.0);
+        let verdict = |metric: &str| {
+            let mut v: crate::Verdict = serde_json::from_value(serde_json::json!({
+                "metric": metric, "test": "paired", "threshold": 0.03, "decision": "no_change",
+                "against": {"build": "../main/target/release"}}))
+            .unwrap();
+            v.ratio = Some(1.0);
+            Record::verdict_on(&arm, v, format!("{metric} no_change"), arm.run.clone())
+        };
+        let (time, rate) = (verdict("roundtrip_time"), verdict("rows_per_s"));
+        let dir = tempfile::tempdir().unwrap();
+        let (input, out) = (dir.path().join("in.jsonl"), dir.path().join("out.jsonl"));
+        write(&input, &[&arm, &time, &rate]);
+        let merged = merge_files(&out, &[input]).unwrap();
+        assert!(merged.conflicts.is_empty(), "{:?}", merged.conflicts);
+        assert_eq!((merged.kept, merged.duplicates), (3, 0));
+        assert_ne!(identity_hash(&time), identity_hash(&rate));
     }
 
     #[test]

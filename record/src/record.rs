@@ -265,6 +265,11 @@ pub struct Check {
     /// The violation, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The two sides compared, `[left, right]` (a constant on the right as it is): the outcome's counters, or
+    /// for a run-style rig the first repetition whose sides are the smallest. A check of 0 against 0 compared
+    /// no work. Absent in records before 2026-12-06.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<[u64; 2]>,
 }
 
 /// Why a cell did not complete.

@@ -57,6 +57,7 @@ pub fn from_pairs(
                 Source::IterTime => time?,
                 Source::Rate { counter: c } => counter(c)? - time?,
                 Source::Counter { counter: c } => counter(c)?,
+                Source::Share { counter: c, of } => counter(c)? - counter(of)?,
                 Source::Observed => return None,
             };
             Some((m.name.clone(), value))

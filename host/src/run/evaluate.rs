@@ -46,7 +46,7 @@ pub fn evaluate(cell: &Cell, descriptor: &Descriptor, child: &ChildRun, run: &Ru
         // rig broke the contract (stop what you start in teardown), and its numbers may be another's.
         None if !child.escaped.is_empty() => Some(failure_of(Cause::Escaped, None, escape_note(&child.escaped))),
         None => {
-            record.checks = checks(descriptor, &seen);
+            record.checks = checks(descriptor, &record.variant, &seen);
             match record.checks.iter().find(|c| !c.ok) {
                 Some(broken) => Some(failure_of(Cause::Invariant, None, broken.detail.clone().unwrap_or_default())),
                 None => metrics(descriptor, &cell.plan, &seen, &mut record)
@@ -237,18 +237,26 @@ fn failure_of(cause: Cause, phase: Option<Phase>, message: String) -> Failure {
     Failure { cause, phase, message, signal: None, exit_code: None, stderr_tail: vec![], log: None, salvaged: vec![] }
 }
 
-fn checks(descriptor: &Descriptor, seen: &Seen<'_>) -> Vec<Check> {
+/// The cell's invariants (those its `variant` meets) checked over the outcome, the warm-up run and each
+/// repetition; each check keeps the sides it compared: the outcome's, else the smallest a repetition had.
+fn checks(descriptor: &Descriptor, variant: &BTreeMap<String, serde_json::Value>, seen: &Seen<'_>) -> Vec<Check> {
     let outcome = seen.outcome.cloned().unwrap_or_default();
     let labels: Vec<String> = (1..=seen.observations.len()).map(|i| format!("repetition {i}")).collect();
     let mut sets = vec![("outcome", &outcome)];
     sets.extend(seen.warmup_counters.map(|c| ("the warm-up run", c)));
     sets.extend(labels.iter().map(String::as_str).zip(seen.observations.iter().map(|(_, c)| *c)));
     descriptor
-        .invariants
-        .iter()
-        .map(|inv| match check_invariants(std::slice::from_ref(inv), &sets) {
-            Ok(()) => Check { invariant: inv.to_string(), ok: true, detail: None },
-            Err(violations) => Check { invariant: inv.to_string(), ok: false, detail: Some(violations.join("; ")) },
+        .invariants_for(variant)
+        .into_iter()
+        .map(|inv| {
+            let values = inv.sides(&outcome).or_else(|| {
+                seen.observations.iter().filter_map(|(_, c)| inv.sides(c)).min_by_key(|[l, r]| (*l).max(*r))
+            });
+            let (ok, detail) = match check_invariants(std::slice::from_ref(&inv), &sets) {
+                Ok(()) => (true, None),
+                Err(violations) => (false, Some(violations.join("; "))),
+            };
+            Check { invariant: inv.to_string(), ok, detail, values }
         })
         .collect()
 }
@@ -298,6 +306,15 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
                 ci95: None,
                 n: None,
             },
+            (Source::Share { counter: c, of }, _) => {
+                // Absent is not zero: a share of nothing (no query ran its way) is left out of the record.
+                let whole = counter(of, &metric.name)?;
+                if whole == 0 {
+                    continue;
+                }
+                let value = counter(c, &metric.name)? as f64 / whole as f64;
+                MetricValue { value, unit, higher_is_better: hib, ci95: None, n: None }
+            }
             (Source::Observed, Style::Run) => {
                 let values: Vec<f64> =
                     seen.observations.iter().filter_map(|(m, _)| m.get(&metric.name).copied()).collect();

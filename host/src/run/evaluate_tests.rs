@@ -203,3 +203,32 @@ fn a_failure_with_an_escaped_process_names_both_in_clauses_that_end_cleanly() {
         "lost the broker; a process left the cell's process group (setsid) and outlived the cell; killed: pid 7 (sleep)"
     );
 }
+
+#[test]
+fn a_check_keeps_the_sides_it_compared_and_a_law_applies_only_where_declared() {
+    // The writer's laws: the append's where op = append, the creation's where op = create.
+    let rig = iterations_rig()
+        .invariant(Invariant::equal("size", "rows").only_where("rows", [5]))
+        .invariant(Invariant::compare("bytes", benchhost_plugin_api::Op::Le, 100));
+    let record = evaluate(&cell(), &rig, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    let checks: Vec<(&str, Option<[u64; 2]>)> =
+        record.checks.iter().map(|c| (c.invariant.as_str(), c.values)).collect();
+    assert_eq!(checks, [("rows_out == rows", Some([1000, 1000])), ("bytes <= 100", Some([77, 100]))]);
+}
+
+#[test]
+fn a_share_is_one_counter_over_another_and_absent_when_the_whole_is_0() {
+    let rig = |of: &str| {
+        Descriptor::iterations("r", "").metric(Metric::iter_time("t")).metric(Metric::share("kept", "bytes", of))
+    };
+    let record = evaluate(&cell(), &rig("rows"), &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    let kept = &record.metrics["kept"];
+    assert_eq!((kept.value, kept.unit.as_str(), kept.ci95, kept.n), (0.077, "ratio", None, None));
+    let mut none = healthy(1000);
+    if let Message::Outcome { counters, .. } = &mut none[6] {
+        counters.insert("queries".into(), 0);
+    }
+    let record = evaluate(&cell(), &rig("queries"), &child(none, End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Measurement);
+    assert!(!record.metrics.contains_key("kept"), "a share of nothing is absent, not 0");
+}
