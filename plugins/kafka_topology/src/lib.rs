@@ -170,8 +170,10 @@ impl Rig for KafkaTopology {
         .metric(Metric::observed("p99_e2e_us", Unit::Micros, false))
         .metric(Metric::observed("p999_e2e_us", Unit::Micros, false))
         .invariant(Invariant::equal("consumed", "expected"))
-        .invariant(Invariant::zero("duplicates"))
-        .invariant(Invariant::zero("leaked"));
+        // Laws between two counts of what was consumed, so that a run that consumed nothing cannot pass them:
+        // no record came twice, and (split) none came through the consumer's main queue.
+        .invariant(Invariant::equal("new_offsets", "consumed"))
+        .invariant(Invariant::equal("polled", "consumed").only_where("mode", ["split"]));
         open_loop::declare(descriptor, "e2e")
     }
 
@@ -346,6 +348,8 @@ fn observe(reports: &[ThreadReport], shared: &feed::Shared, windowed: bool) -> R
         gaps.add(&r.gaps).map_err(|e| RigError::new(format!("merging gap histograms: {e}")))?;
     }
     let consumed: u64 = reports.iter().map(|r| r.consumed).sum();
+    let duplicates: u64 = reports.iter().map(|r| r.duplicates).sum();
+    let leaked: u64 = reports.iter().map(|r| r.leaked).sum();
     let produced: u64 = shared.delivered.iter().map(|d| d.0.load(Relaxed) as u64).sum();
     // Drain runs must consume every delivered record; windowed runs every offset below where each partition
     // stopped. Either way, one gap or duplicate breaks `consumed == expected`.
@@ -362,9 +366,11 @@ fn observe(reports: &[ThreadReport], shared: &feed::Shared, windowed: bool) -> R
         .counter("consumed", consumed)
         .counter("expected", expected)
         .counter("produced", produced)
-        .counter("duplicates", reports.iter().map(|r| r.duplicates).sum())
+        .counter("duplicates", duplicates)
+        .counter("new_offsets", consumed - duplicates)
         .counter("skipped_offsets", reports.iter().map(|r| r.skipped).sum())
-        .counter("leaked", reports.iter().map(|r| r.leaked).sum())
+        .counter("leaked", leaked)
+        .counter("polled", consumed + leaked)
         .counter("poll_errors", reports.iter().map(|r| r.errors.0).sum());
     if !gaps.is_empty() {
         observation = observation.metric("p99_gap_us", gaps.value_at_quantile(0.99) as f64 / 1e3);

@@ -26,7 +26,7 @@ use crate::querier_tables::{self, Seeded};
 use crate::runtime;
 use crate::scan::facts::Facts;
 use crate::scan::index::Index;
-use crate::scan::provider::IcebergParquetTable;
+use crate::scan::provider::{IcebergParquetTable, Planned};
 use crate::scan::session::Config;
 use crate::scan::store::IcebergStore;
 use crate::shapes::{Answer, Corpus, Shape};
@@ -107,6 +107,8 @@ pub struct Querier {
     table: Table,
     index: Option<Index>,
     ctx: SessionContext,
+    /// The table registered as scanned (for `lookup_via_index`, each query registers the files the index chose).
+    scanned: Arc<IcebergParquetTable>,
     config: Config,
     expected: Answer,
     facts: Facts,
@@ -129,32 +131,42 @@ const MECHANISM: [&str; 7] =
 /// The table name the shape's SQL reads.
 const SCANNED: &str = "scanned";
 
+/// What one query gave: its batches, its planning time, the plan that ran and what its scan planned.
+struct Queried {
+    batches: Vec<RecordBatch>,
+    planning: Duration,
+    plan: Arc<dyn ExecutionPlan>,
+    planned: Planned,
+}
+
 impl Querier {
-    /// One query: (cold: the footer cache cleared), plan, execute, collect; the batches, planning time and plan.
-    async fn query(&self, tag: u64) -> Result<(Vec<RecordBatch>, Duration, Arc<dyn ExecutionPlan>), RigError> {
+    /// One query: (cold: the footer cache cleared), plan, execute, collect.
+    async fn query(&self, tag: u64) -> Result<Queried, RigError> {
         let start = Instant::now();
         if self.footer_cache == FooterCache::Cold {
             self.ctx.runtime_env().cache_manager.get_file_metadata_cache().clear();
         }
-        if self.shape == Shape::LookupViaIndex {
-            self.register_indexed().await?;
-        }
+        let scanned = match self.shape {
+            Shape::LookupViaIndex => self.register_indexed().await?,
+            _ => self.scanned.clone(),
+        };
         let plan = self.ctx.sql(&self.shape.sql(SCANNED, tag)).await?.create_physical_plan().await?;
         let planning = start.elapsed();
         let batches = collect(plan.clone(), self.ctx.task_ctx()).await?;
-        Ok((batches, planning, plan))
+        Ok(Queried { batches, planning, plan, planned: scanned.planned() })
     }
 
-    /// Registers the table as scanned: all its files, or those the point index names for the target.
-    async fn register_indexed(&self) -> Result<(), RigError> {
+    /// Registers the table as scanned with only the files the point index names for the target; returns it.
+    async fn register_indexed(&self) -> Result<Arc<IcebergParquetTable>, RigError> {
         let mut provider = IcebergParquetTable::new(self.table.clone())?;
         if let Some(index) = &self.index {
             let (files, _) = index.lookup(crate::corpus::TARGET).await?;
             provider = provider.only(files.into_iter().collect::<HashSet<_>>());
         }
+        let provider = Arc::new(provider);
         self.ctx.deregister_table(SCANNED)?;
-        self.ctx.register_table(SCANNED, Arc::new(provider))?;
-        Ok(())
+        self.ctx.register_table(SCANNED, provider.clone())?;
+        Ok(provider)
     }
 
     /// Folds the facts of the plans executed since the last call into the totals.
@@ -219,7 +231,7 @@ impl Rig for Querier {
             Metric::counter("manifest_reads", Unit::Files, "manifest_reads")
                 .doc("manifest list and manifests read per query"),
         )
-        .metric(Metric::counter("sort_kept", Unit::Ratio, "sort_kept").doc("share of queries whose plan kept a sort"))
+        .metric(Metric::share("sort_kept", "sorts_kept", "queries").doc("share of timed queries whose plan kept a sort"))
         .metric(
             Metric::counter("trace_rows_missed", Unit::Rows, "trace_rows_missed")
                 .doc("target spans the shape's window leaves out (its known incompleteness)"),
@@ -251,14 +263,17 @@ impl Rig for Querier {
             }
             _ => None,
         };
+        let scanned = Arc::new(IcebergParquetTable::new(table.clone())?);
+        ctx_df.register_table(SCANNED, scanned.clone())?;
         let mut rig = Querier {
             shape: p.shape,
             footer_cache: p.footer_cache,
             runtime,
             warehouse,
-            table: table.clone(),
+            table,
             index,
             ctx: ctx_df,
+            scanned,
             config,
             expected: Answer { rows: 0, trace_rows_missed: 0 },
             facts: Facts::default(),
@@ -270,13 +285,11 @@ impl Rig for Querier {
         };
         // The pre-check: one query through the arm's own path, its answer checked exactly, its scan described
         // from its own plan (and, warm, the footers cached).
-        let provider = Arc::new(IcebergParquetTable::new(table)?);
-        rig.ctx.register_table(SCANNED, provider.clone())?;
-        let (batches, _, plan) = rig.runtime.block_on(rig.query(0))?;
-        rig.expected = rig.shape.check(&batches).map_err(|e| RigError::verification(format!("before timing: {e}")))?;
-        rig.facts = Facts::of(&plan);
-        let planned = provider.planned();
-        (rig.files_total, rig.ordered) = (planned.files_total, planned.ordered);
+        let first = rig.runtime.block_on(rig.query(0))?;
+        rig.expected =
+            rig.shape.check(&first.batches).map_err(|e| RigError::verification(format!("before timing: {e}")))?;
+        rig.facts = Facts::of(&first.plan);
+        (rig.files_total, rig.ordered) = (first.planned.files_total, first.planned.ordered);
         rig.warehouse.io.take();
         eprintln!(
             "querier {}/{:?}/{:?}: {} rows; {} files in the snapshot; {}; order declared: {}; {}",
@@ -300,13 +313,13 @@ impl Rig for Querier {
     fn iterate(&mut self) -> Result<(), RigError> {
         benchhost_plugin_api::slower::spin(crate::SLOWER);
         self.totals.queries += 1;
-        let (batches, planning, plan) = self.runtime.block_on(self.query(self.totals.queries))?;
+        let queried = self.runtime.block_on(self.query(self.totals.queries))?;
         let io = self.warehouse.io.take();
         self.totals.bytes_fetched += io.data_bytes_read;
         self.totals.manifest_reads += io.metadata_reads;
-        self.totals.planning += planning;
-        self.pending.push(plan);
-        self.last = batches;
+        self.totals.planning += queried.planning;
+        self.pending.push(queried.plan);
+        self.last = queried.batches;
         Ok(())
     }
 
@@ -351,7 +364,7 @@ impl Rig for Querier {
             .counter("bytes_scanned", per(t.bytes_scanned))
             .counter("bytes_fetched", per(t.bytes_fetched))
             .counter("manifest_reads", per(t.manifest_reads))
-            .counter("sort_kept", u64::from(t.sorts_kept * 2 >= t.queries))
+            .counter("sorts_kept", t.sorts_kept)
             .counter("trace_rows_missed", answer.trace_rows_missed)
             .note(note))
     }

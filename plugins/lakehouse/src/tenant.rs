@@ -81,13 +81,37 @@ impl Tenant {
     }
 
     /// A tenant's table read back: its rows' tally, its snapshots, and its data files whose rows are out of key order.
-    pub async fn read_back(&self) -> Result<(Tally, u64, u64), RigError> {
+    pub async fn read_back(&self) -> Result<ReadBack, RigError> {
         let table = self.warehouse.catalog.load_table(self.table.identifier()).await?;
         let snapshots = table.metadata().snapshots().count() as u64;
         let batches: Vec<RecordBatch> = table.scan().select_all().build()?.to_arrow().await?.try_collect().await?;
-        let out_of_order = batches.iter().filter(|b| gauge::out_of_order(b).is_some()).count() as u64;
-        Ok((gauge::tally(&batches), snapshots, out_of_order))
+        let in_key_order = batches.iter().filter(|b| gauge::out_of_order(b).is_none()).count() as u64;
+        Ok(ReadBack { tally: gauge::tally(&batches), snapshots, batches: batches.len() as u64, in_key_order })
     }
+
+    /// Whether the table loads back from its catalog as it was created (`op = create`'s check): its schema,
+    /// partition spec, declared sort order and properties; the schema the seed's, the order declared.
+    pub async fn loads_back(&self) -> Result<bool, RigError> {
+        let loaded = self.warehouse.catalog.load_table(self.table.identifier()).await?;
+        let (made, back) = (self.table.metadata(), loaded.metadata());
+        Ok(back.current_schema() == made.current_schema()
+            && back.default_partition_spec() == made.default_partition_spec()
+            && back.default_sort_order() == made.default_sort_order()
+            && back.properties() == made.properties()
+            && back.current_schema().as_struct() == gauge::schema()?.as_struct()
+            && back.default_sort_order().fields.len() == gauge::SORT_KEY.len())
+    }
+}
+
+/// What a tenant's table held when it was read back.
+pub struct ReadBack {
+    /// Its rows, counted and summed.
+    pub tally: Tally,
+    /// Snapshots in its metadata.
+    pub snapshots: u64,
+    /// The batches the scan returned, and those whose rows are in key order.
+    pub batches: u64,
+    pub in_key_order: u64,
 }
 
 /// The rows of a sorted batch per hour of their timestamp (Iceberg's `hour` transform: hours since the epoch),

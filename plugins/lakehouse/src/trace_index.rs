@@ -66,10 +66,11 @@ impl Rig for TraceIndex {
             .param(runtime::param(0))
             .metric(Metric::iter_time("lookup_time"))
             .metric(
-                Metric::counter("row_groups_read", Unit::Ratio, "row_groups_read").doc("row groups read per lookup"),
+                Metric::counter("row_groups_read", Unit::RowGroups, "row_groups_read")
+                    .doc("row groups read per lookup"),
             )
             .metric(
-                Metric::counter("bloom_checked", Unit::Ratio, "bloom_checked")
+                Metric::counter("bloom_checked", Unit::RowGroups, "bloom_checked")
                     .doc("bloom filters consulted per lookup (row groups whose range holds the id)"),
             )
             .metric(Metric::counter("index_bytes", Unit::Bytes, "index_bytes").doc("the index's size"))
