@@ -231,3 +231,68 @@ fn the_cli_reference_is_the_parsers_own_help() {
         "docs/src/cli.md is not `benchhost man --markdown`: `BENCHHOST_BLESS=1 cargo test -p benchhost --lib cli_reference`"
     );
 }
+
+#[test]
+fn every_committed_run_is_described_by_provenance_read_from_its_records() {
+    let readme = std::fs::read_to_string(root().join("results/README.md")).expect("results/README.md");
+    let table = readme.split("\n## History").next().expect("text before the history");
+    let typed = regex::Regex::new(r"\b[0-9a-f]{7,12}\b|\b20\d\d-\d\d-\d\d\b|\bVM\b").expect("a regex");
+    let span = regex::Regex::new(r"<!-- fig:provenance:[^ ]+ -->.*?<!-- /fig -->").expect("a regex");
+    let mut runs: Vec<String> = std::fs::read_dir(root().join("results"))
+        .expect("results/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".jsonl") && name != "results.jsonl")
+        .collect();
+    runs.sort();
+    assert!(runs.len() >= 9, "{runs:?}");
+    for run in runs {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{run}` |")))
+            .unwrap_or_else(|| panic!("results/README.md has no row for results/{run}"));
+        assert!(
+            row.contains(&format!("<!-- fig:provenance:{run} -->")),
+            "results/README.md's row of {run} does not print its provenance from the records (`provenance:{run}`)"
+        );
+        // regression: trace_index.jsonl was "the same run" as the querier's, compaction.jsonl "at 17c2774".
+        let outside = span.replace_all(row, "");
+        assert!(
+            !typed.is_match(&outside),
+            "results/README.md's row of {run} types a commit, a date or a machine beside its generated provenance: {}",
+            typed.find(&outside).map(|m| m.as_str()).unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn the_books_preprocessor_points_repository_links_at_the_same_files_in_the_book() {
+    // A page of docs/src/rigs links to a reference run and to the history as the repository lays them out; the
+    // history's own page links back into the guide. In the book, results/ sits under the book's root.
+    let chapter = |name: &str, path: &str, source: &str, content: &str| {
+        serde_json::json!({"Chapter": {"name": name, "content": content, "number": null, "sub_items": [],
+            "path": path, "source_path": source, "parent_names": []}})
+    };
+    let book = serde_json::json!({"items": [
+        chapter("writer", "rigs/writer.md", "rigs/writer.md",
+            "[r](../../../results/writer.jsonl), [h](../../../results/README.md#history), [w](writer.md#x), `[c](../../../results/a)`"),
+        chapter("runs", "results/index.md", "results/README.md", "[s](../docs/src/record-schema.md) [p](bisect-proof.json)"),
+    ]});
+    let input = serde_json::to_string(&(serde_json::json!({"root": "."}), book)).expect("json");
+    let mut child = std::process::Command::new("python3")
+        .arg(root().join("docs/repository_links.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs docs/repository_links.py");
+    use std::io::Write;
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("writing the book");
+    let out = child.wait_with_output().expect("the preprocessor's book");
+    assert!(out.status.success());
+    let book: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a book");
+    let content = |i: usize| book["items"][i]["Chapter"]["content"].as_str().expect("content").to_string();
+    assert_eq!(
+        content(0),
+        "[r](../results/writer.jsonl), [h](../results/index.md#history), [w](writer.md#x), `[c](../../../results/a)`"
+    );
+    assert_eq!(content(1), "[s](../record-schema.md) [p](bisect-proof.json)");
+}

@@ -327,3 +327,6 @@ mod ci_recipe_tests;
 #[cfg(test)]
 #[path = "docs_tests.rs"]
 mod docs_tests;
+#[cfg(test)]
+#[path = "schema_doc_tests.rs"]
+mod schema_doc_tests;
