@@ -10,11 +10,11 @@ usage: python3 benchmarks/docs_figures.py           # rewrite every span in plac
        python3 benchmarks/docs_figures.py --check   # exit 1 naming each span that is stale or unknown
        python3 benchmarks/docs_figures.py --show NAME
 """
-import argparse, glob, json, os, re, statistics, subprocess, sys
+import argparse, collections, datetime, glob, json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
-SPAN = re.compile(r"<!-- fig:([a-z0-9-]+) -->(.*?)<!-- /fig -->", re.S)
+SPAN = re.compile(r"<!-- fig:([a-z0-9:_.-]+) -->(.*?)<!-- /fig -->", re.S)
 
 
 def script(*args):
@@ -176,7 +176,61 @@ def history_1m():
     return f"{c['s']:.1f} s and {c['mb']:.0f} MB for {f['records']:,} records ({f['bytes'] / 1e9:.1f} GB)"
 
 
+NUMBERS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+
+
+def cells_of(rig):
+    """How many cells rigs.toml's matrix gives `rig`: each block's product of its axes, summed."""
+    import tomllib
+    with open(os.path.join(ROOT, "rigs.toml"), "rb") as f:
+        blocks = tomllib.load(f)["rig"][rig]
+    total = 0
+    for block in blocks if isinstance(blocks, list) else [blocks]:
+        n = 1
+        for values in block.get("matrix", {}).values():
+            n *= len(values)
+        total += n
+    return total
+
+
+def kafka_records():
+    """What command 1 (the kafka_topology matrix) appends: a record per cell."""
+    n = cells_of("kafka_topology")
+    return f"{NUMBERS[n] if n < len(NUMBERS) else n} records"
+
+
+def provenance(name):
+    """What the records of results/NAME say of the runs that made them, run by run: when it started, at which
+    commit (dirty: with uncommitted changes), on which CPU and build, what it wrote, how long its cells took and
+    the most the hypervisor stole from one. Read from the records, never typed (issue 62)."""
+    runs = {}
+    for r in records(name):
+        runs.setdefault(r["run"].get("id") or r["run"]["ts_ms"], []).append(r)
+    parts = []
+    for recs in sorted(runs.values(), key=lambda rs: rs[0]["run"]["ts_ms"]):
+        run = recs[0]["run"]
+        when = datetime.datetime.fromtimestamp(run["ts_ms"] / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
+        commit = run.get("commit", "no commit")[:7] + (" (dirty)" if run.get("dirty") else "")
+        kinds = collections.Counter(r["kind"] for r in recs)
+        wrote = ", ".join(f"{kinds[k]} {k}{'s' if kinds[k] != 1 else ''}" for k in ("measurement", "verdict", "failure")
+                          if kinds[k])
+        cells = [r.get("cell") or {} for r in recs]
+        wall = sum(c.get("wall_ms", 0) for c in cells) / 1000
+        steal = max(((c.get("conditions") or {}).get("steal_percent", 0) for c in cells), default=0)
+        parts.append(f"{when} UTC at {commit}, {run['cpu']}, {run['cores']} cores, {run['profile']}: {wrote}; "
+                     f"cells {wall:.0f} s, steal at most {steal:.1f}%")
+    return "; then ".join(parts)
+
+
+def figure(name):
+    """The generator of figure NAME; `provenance:FILE` is the provenance of results/FILE."""
+    if name.startswith("provenance:"):
+        return lambda: provenance(name.split(":", 1)[1])
+    return FIGURES.get(name)
+
+
 FIGURES = {
+    "kafka-records": kafka_records,
     "harness-proof": script("benchmarks/harness/proof.py", "--table", "results/harness-proof.json"),
     "harness-proof-1pct": script("benchmarks/harness/proof.py", "--table", "results/harness-proof-1pct.json"),
     "harness-proof-rounds": script("benchmarks/harness/proof.py", "--table", "results/harness-proof-rounds.json"),
@@ -201,19 +255,20 @@ FIGURES = {
 
 
 def documents():
-    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "src", "**", "*.md"),
-                                                                 recursive=True))
+    return [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "results", "README.md")] + sorted(
+        glob.glob(os.path.join(ROOT, "docs", "src", "**", "*.md"), recursive=True))
 
 
 def regenerate(text, cache, problems, path):
     def fill(m):
         name, body = m.group(1), m.group(2)
         line = text.count("\n", 0, m.start()) + 1
-        if name not in FIGURES:
-            problems.append(f"{path}:{line}: unknown figure `{name}` (known: {', '.join(FIGURES)})")
+        make = figure(name)
+        if make is None:
+            problems.append(f"{path}:{line}: unknown figure `{name}` (known: {', '.join(FIGURES)}, provenance:FILE)")
             return m.group(0)
         if name not in cache:
-            cache[name] = FIGURES[name]()
+            cache[name] = make()
         block = body.startswith("\n")
         new = f"\n\n{cache[name]}\n\n" if block else cache[name]
         if new != body:
@@ -228,7 +283,7 @@ def main():
     p.add_argument("--show")
     args = p.parse_args()
     if args.show:
-        print(FIGURES[args.show]())
+        print(figure(args.show)())
         return 0
     cache, problems = {}, []
     for path in documents():

@@ -195,7 +195,7 @@ def summary(rows):
     return {"n": len(rows), "no_change": count("no_change"), "regressed": count("regressed"),
             "improved": count("improved"), "inconclusive": count("inconclusive"), "ci_contains_1": contains,
             "median_ratio": statistics.median([r["ratio"] for r in done]) if done else None,
-            "wall_median_s": walls[len(walls) // 2] if walls else None, "wall_longest_s": walls[-1] if walls else None,
+            "wall_median_s": statistics.median(walls) if walls else None, "wall_longest_s": walls[-1] if walls else None,
             "detectable_median": statistics.median(dets) if dets else None}
 
 

@@ -3,8 +3,10 @@
 wal), release builds, this machine:
   - the count per iteration, and what one count costs in wall time next to the wall-time measurement of the
     same cell (default plan);
-  - A/A: --trials runs of `run --instructions --interleave --pairing rounds --rounds 1` over arms that run
-    identical code (replica 0 and 1), each count a process of its own: the spread of the A/A ratio;
+  - A/A: --trials runs of `run --instructions --interleave --pairing rounds --rounds 2` over arms that run
+    identical code (replica 0 and 1), each count a process of its own: the spread of the A/A ratio (the
+    committed proof ran `--rounds 1`, which `run` has refused with `--interleave` since paired verdicts take
+    their interval over processes; the count is taken once a cell either way);
   - the same runs carry two more arms, the reference with a spin sized to +1% and +5% of its instructions
     (`spin_rounds`; where one round is more than 1%, on one iteration in `spin_every`, and then every arm has
     the same `spin_every`, so that they differ by the rounds alone): how often each is `regressed`;
@@ -100,7 +102,7 @@ def workload_part(w, b, args):
     trials = {"aa": [], "1%": [], "5%": []}
     walls = []
     for _ in range(args.trials):
-        wall, records = run(args.out, ["--plugin", "harness", "--interleave", "--pairing", "rounds", "--rounds", "1"],
+        wall, records = run(args.out, ["--plugin", "harness", "--interleave", "--pairing", "rounds", "--rounds", "2"],
                             arms_config(w, arms))
         walls.append(wall)
         verdicts = instruction_verdicts(records)

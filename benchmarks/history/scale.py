@@ -182,8 +182,17 @@ def machine():
                                      text=True).stdout.strip()}
 
 
+# The warehouse's export, which `report --warehouse` runs: a command of `benchhost-warehouse`, not of `benchhost`.
+EXPORT = "benchhost-warehouse export --newest 2"
+# Names the figures of earlier runs gave commands: the same command, named as it is now.
+RENAMED = {"export --newest 2": EXPORT}
+
+
 def table(figures):
     sizes = [s for s in SIZES if s in figures["sizes"]]
+    for s in sizes:
+        named = figures["sizes"][s]["commands"]
+        figures["sizes"][s]["commands"] = {RENAMED.get(c, c): f for c, f in named.items()}
     commands = list(dict.fromkeys(c for s in sizes for c in figures["sizes"][s]["commands"]))
     out = ["| command | " + " | ".join(sizes) + " |", "|---|" + "---|" * len(sizes)]
     for command in commands:
@@ -243,7 +252,7 @@ def main():
                                setup=lambda: shutil.rmtree(wh, ignore_errors=True))
         c["publish"]["records_per_s"] = round(n / c["publish"]["s"])
         c["report --warehouse md"] = measure("wh md", [bench, "report", "--warehouse", wh, "--format", "md"], r)
-        c["export --newest 2"] = measure("export", [warehouse_bin, "export", "--warehouse", wh, "--newest", "2",
+        c[EXPORT] = measure("export", [warehouse_bin, "export", "--warehouse", wh, "--newest", "2",
                                                     "--out", work / "newest.jsonl"], r,
                                          setup=lambda: (work / "newest.jsonl").unlink(missing_ok=True))
         if n <= 100_000:

@@ -9,15 +9,16 @@ pub const LIST: &str = "Examples:
 /// `benchhost run`.
 pub const RUN: &str = "Examples:
   benchhost run --plugin wal --quick                  # a smoke run of one rig
-  benchhost run 'wal.*compression=zstd'               # only the cells whose label matches
+  benchhost run '^wal .*compression=zstd'               # only the cells whose label matches
   benchhost run --plugin wal --set rows=10000 --measurement 5s --samples 50
-  benchhost run --interleave --fail-on regressed      # arms paired round by round, gate on the verdicts
+  benchhost run --plugin kafka_topology --interleave mode   # split against perthread, in the same processes
+  benchhost run --plugin wal --against ../main/target/release --fail-on regressed   # gate on the verdicts
   benchhost run --save-baseline main                  # then, on a branch: benchhost run --baseline main
   benchhost run --plugin wal --export-markdown wal.md --export-html wal.html";
 
 /// `benchhost bisect`.
 pub const BISECT: &str = "Examples:
-  benchhost bisect v0.3 main 'wal compression=zstd rows=1000' --instructions   # exact counts decide each step
+  benchhost bisect HEAD~16 HEAD 'wal compression=zstd rows=1000' --instructions   # exact counts decide
   benchhost bisect HEAD~32 HEAD --plugin harness --set workload=sort10k --json  # wall time, the answer as JSON";
 
 /// `benchhost plan`.
@@ -40,7 +41,7 @@ pub const TREND: &str = "Examples:
 /// `benchhost calibrate`.
 pub const CALIBRATE: &str = "Examples:
   benchhost calibrate --plugin wal --rounds 10
-  benchhost run --plugin wal --interleave --threshold auto";
+  benchhost run --plugin wal --against ../main/target/release --threshold auto";
 
 /// `benchhost import`.
 pub const IMPORT: &str = "Examples:
