@@ -1,4 +1,4 @@
-//! Conservation laws over a rig's counters (`consumed == produced`, `leaked == 0`), checked by the host: a
+//! Conservation laws over a rig's counters (`consumed == produced`, `in_order == replayed`), checked by the host: a
 //! violation turns the record into a `failure`, never a number.
 
 use serde::{Deserialize, Serialize};
