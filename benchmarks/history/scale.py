@@ -240,7 +240,12 @@ def main():
         c["show --all"] = measure("show --all", [bench, "show", "--all", path], r)
         for fmt in ["md", "csv", "json", "bmf"]:
             c[f"report {fmt}"] = measure(fmt, [bench, "report", path, "--format", fmt], r)
+        # The reports find each series' change points by default; without them they only read the newest runs.
+        c["report md --no-change-points"] = measure("md", [bench, "report", path, "--format", "md",
+                                                           "--no-change-points"], r)
         c["report html"] = measure("html", [bench, "report", path, "--format", "html", "--out", work / "r.html"], r)
+        c["report html --no-change-points"] = measure("html", [bench, "report", path, "--format", "html",
+                                                               "--no-change-points", "--out", work / "r2.html"], r)
         c["report gab"] = measure("gab", [bench, "report", path, "--format", "gab", "--out", work / "gab"], r)
         c["compare history tail"] = measure("compare", [bench, "compare", path, tail], r, expect=(0, 1))
         c["compare history history"] = measure("compare", [bench, "compare", path, path], r, expect=(0, 1))
@@ -253,8 +258,8 @@ def main():
         c["publish"]["records_per_s"] = round(n / c["publish"]["s"])
         c["report --warehouse md"] = measure("wh md", [bench, "report", "--warehouse", wh, "--format", "md"], r)
         c[EXPORT] = measure("export", [warehouse_bin, "export", "--warehouse", wh, "--newest", "2",
-                                                    "--out", work / "newest.jsonl"], r,
-                                         setup=lambda: (work / "newest.jsonl").unlink(missing_ok=True))
+                                       "--out", work / "newest.jsonl"], r,
+                            setup=lambda: (work / "newest.jsonl").unlink(missing_ok=True))
         if n <= 100_000:
             c["query --warehouse"] = measure("query", [bench, "query", "SELECT count(*) FROM records",
                                                        "--warehouse", wh], r)

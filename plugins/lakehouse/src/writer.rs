@@ -16,8 +16,8 @@
 //!
 //! Checked untimed, after each batch of iterations: every tenant's snapshot holds exactly the rows appended to it
 //! (count and a checksum over `value`, read back through a scan), one snapshot per commit, each batch read back
-//! in key order; every created table as it was created; every sorted group in key order with the rows it had
-//! before the sort. Each op declares the invariants of its own work only: a law over work a cell never does
+//! in key order; every created table as it was created; the newest sorted group of each batch (every iteration
+//! sorts the same group) in key order with the rows it had before the sort. Each op declares the invariants of its own work only: a law over work a cell never does
 //! would compare 0 with 0.
 
 use std::collections::VecDeque;
@@ -333,7 +333,10 @@ impl Rig for Writer {
                 per(t.data_files),
                 per(t.bytes_written)
             ),
-            Op::Sort => format!("{} groups sorted, each checked in key order with its rows", t.groups_checked),
+            Op::Sort => format!(
+                "{} groups sorted; the newest of each batch, {} in all, checked in key order with its rows",
+                t.iterations, t.groups_checked
+            ),
             Op::Create => format!(
                 "{} catalogs and tables created, {} loaded back as created (schema, partition spec, sort order, \
                  properties)",

@@ -27,7 +27,7 @@ fn appends_commit_one_snapshot_each_and_every_tenant_reads_back_its_rows() {
 fn the_sort_leaves_a_shuffled_group_in_key_order_with_its_rows_and_creation_makes_tables() {
     for order in ["in_order", "shuffled"] {
         let outcome = run(json!({"op": "sort", "rows": 1000, "order": order}));
-        assert!(outcome.note.as_deref().is_some_and(|n| n.ends_with("each checked in key order with its rows")));
+        assert!(outcome.note.as_deref().is_some_and(|n| n.ends_with("checked in key order with its rows")));
         let c = &outcome.counters;
         assert_eq!(c["rows"], 1000);
         assert_eq!((c["groups_checked"], c["groups_in_key_order"]), (1, 1), "the last group of the batch: {c:?}");
