@@ -119,6 +119,34 @@ pub struct Method {
     /// taken over, so that its coverage can be checked from the records; absent in verdicts of older benchhosts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_ratios: Vec<f64>,
+    /// The code layouts the processes ran on (`run --against` of builds made with `benchhost build`): absent
+    /// when each side ran its library as built in every process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<LayoutSplit>,
+}
+
+/// A paired comparison's code layouts, and how its log ratio spread across them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LayoutSplit {
+    /// The layout seeds of the new side's library (relinked with `--randomize-section-padding=SEED`), one per
+    /// process in the order measured; empty when it ran as built.
+    pub new: Vec<u64>,
+    /// The same for the old side (the reference arm, or `--against`'s build).
+    pub old: Vec<u64>,
+    /// Layout pairs the interval was taken over: it is over their means, each pair's processes counted once.
+    pub pairs: u64,
+    /// The log ratio's standard deviation (ln, ~a fraction) between layout pairs, beyond what their
+    /// processes spread: how much one pair of links moves it. Absent when it cannot be told (no pair ran
+    /// twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_layouts: Option<f64>,
+    /// Its standard deviation between the processes of one layout pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_processes: Option<f64>,
+    /// Its standard deviation within a process: the standard error of a process's estimate from its pairs of
+    /// samples or runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<f64>,
 }
 
 /// The run a comparison was made against.

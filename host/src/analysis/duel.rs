@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use benchhost_plugin_api::{Descriptor, Source};
 
-use crate::analysis::decision;
+use crate::analysis::{decision, layouts};
 use crate::stats;
-use benchhost_record::{Decision, Method, Record, RunInfo, Verdict};
+use benchhost_record::{Decision, LayoutSplit, Method, Record, RunInfo, Verdict};
 
 /// What one process of a duel says: per metric, the log ratio of side 1 over side 0, and how many pairs of
 /// measurements it rests on.
@@ -27,6 +27,10 @@ pub struct Estimate {
     pub pairs: u64,
     /// Its pairs were windows of both arms' continuing workloads, not whole runs (run style).
     pub windows: bool,
+    /// Each side's code layout in the process (its library relinked with this seed), or its library as built.
+    pub layouts: [Option<u64>; 2],
+    /// The layout pair it ran on, its cluster ([`crate::analysis::layouts`]); `None` when neither side had one.
+    pub pair: Option<usize>,
 }
 
 /// Fraction cut at each end of a process's pair log ratios.
@@ -63,7 +67,7 @@ pub fn from_pairs(
             Some((m.name.clone(), value))
         })
         .collect();
-    Estimate { log_ratios, pairs: logs.len() as u64, windows: false }
+    Estimate { log_ratios, pairs: logs.len() as u64, ..Estimate::default() }
 }
 
 /// The estimate of a run-style duel's process from each side's runs (their metrics, in order; the k-th run of
@@ -85,7 +89,7 @@ pub fn from_runs(runs: &[Vec<BTreeMap<String, f64>>; 2], windows: bool) -> Estim
             (!logs.is_empty()).then(|| (name.clone(), logs.iter().sum::<f64>() / logs.len() as f64))
         })
         .collect();
-    Estimate { log_ratios, pairs: pairs.len() as u64, windows }
+    Estimate { log_ratios, pairs: pairs.len() as u64, windows, ..Estimate::default() }
 }
 
 /// The estimate of two records measured at the same time, one per arm: the log ratio of every metric both
@@ -99,7 +103,7 @@ pub fn from_records(a: &Record, b: &Record) -> Estimate {
             (base > 0.0 && m.value > 0.0).then(|| (name.clone(), (m.value / base).ln()))
         })
         .collect();
-    Estimate { log_ratios, pairs: 1, windows: false }
+    Estimate { log_ratios, pairs: 1, ..Estimate::default() }
 }
 
 /// The mean of `values` without the `trim` fraction at each end; `None` when empty.
@@ -206,12 +210,16 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
         }
     };
     let label: Vec<String> = paired.against.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let laid_out = paired.estimates.iter().any(|e| e.pair.is_some());
     let mut verdicts = Vec::new();
     for (name, metric) in &paired.arm.metrics {
-        let logs: Vec<f64> = paired.estimates.iter().filter_map(|e| e.log_ratios.get(name).copied()).collect();
+        let measured: Vec<&Estimate> = paired.estimates.iter().filter(|e| e.log_ratios.contains_key(name)).collect();
+        let logs: Vec<f64> = measured.iter().map(|e| e.log_ratios[name]).collect();
         let Some(summary) = stats::summarize(&logs) else { continue };
         let threshold = threshold(paired.arm, name);
-        let intervals = intervals(&logs);
+        // Over layout pairs, the unit drawn independently; over processes when each ran its library as built.
+        let clustered: Vec<(usize, f64)> = measured.iter().zip(&logs).map(|(e, l)| (e.pair.unwrap_or(0), *l)).collect();
+        let intervals = if laid_out { intervals(&layouts::cluster_means(&clustered)) } else { intervals(&logs) };
         let ratio = intervals.map_or(summary.mean.exp(), |(ratio, _, _)| ratio);
         let mut verdict = Verdict {
             metric: Some(name.clone()),
@@ -234,6 +242,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
                 log_ratios: logs.clone(),
+                layouts: laid_out.then(|| layout_split(&measured, &clustered)),
             }),
             functions: Vec::new(),
             functions_explain: None,
@@ -242,14 +251,23 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
             Some((_, ci95, ci90)) => {
                 verdict.decision = decide(ratio, ci95, ci90, metric.higher_is_better, threshold);
                 verdict.ci95 = Some(ci95);
+                let over = match verdict.method.as_ref().and_then(|m| m.layouts.as_ref()) {
+                    Some(l) => {
+                        // How much one pair of links moved it: the smallest change one layout a side could call.
+                        let floor = l.between_layouts.map_or(String::new(), |sd| {
+                            format!(", a layout floor of {:.1}%", 100.0 * layouts::floor(sd))
+                        });
+                        format!("{} processes on {} layout pairs{floor}", logs.len(), l.pairs)
+                    }
+                    None => format!("{} processes", logs.len()),
+                };
                 format!(
-                    "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {} processes ({}, {pairs_per_process} pairs \
+                    "{name} {}: x{ratio:.4} [{:.4}, {:.4}] against {} over {over} ({}, {pairs_per_process} pairs \
                      each), threshold ±{:.1}%",
                     verdict.decision.name(),
                     ci95[0],
                     ci95[1],
                     label.join(" "),
-                    logs.len(),
                     paired.mode,
                     threshold * 100.0
                 )
@@ -260,9 +278,40 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 format!("{name} inconclusive: x{ratio:.4}; {why}")
             }
         };
+        let note = note + &one_layout(verdict.method.as_ref().and_then(|m| m.layouts.as_ref()));
         verdicts.push(Record::verdict_on(paired.arm, decision::with_detectable(verdict), note, run.clone()));
     }
     verdicts
+}
+
+/// What a verdict's note adds when one side ran as built in every process while the other's layouts varied:
+/// that side's one layout is in the estimate, not in the interval.
+fn one_layout(split: Option<&LayoutSplit>) -> String {
+    let Some(split) = split else { return String::new() };
+    let side = match (split.new.is_empty(), split.old.is_empty()) {
+        (true, false) => "this build",
+        (false, true) => "the other build",
+        _ => return String::new(),
+    };
+    format!(
+        "; {side} ran as built in every process (one layout: its link was not kept, build it with `benchhost \
+         build`), so a change within its rig's layout floor may be that link's"
+    )
+}
+
+/// What a verdict says of its layouts: each side's seeds and the split of its log ratio's spread.
+fn layout_split(measured: &[&Estimate], clustered: &[(usize, f64)]) -> LayoutSplit {
+    let seeds = |side: usize| measured.iter().filter_map(|e| e.layouts[side]).collect::<Vec<u64>>();
+    let split = layouts::components(clustered);
+    let pairs = layouts::cluster_means(clustered).len() as u64;
+    LayoutSplit {
+        new: seeds(1),
+        old: seeds(0),
+        pairs,
+        between_layouts: split.map(|c| c.between_layouts),
+        between_processes: split.map(|c| c.between_processes),
+        within: None,
+    }
 }
 
 /// Fraction of the processes cut at each end before their estimates are averaged.
@@ -274,7 +323,7 @@ pub const PROCESS_TRIM: f64 = 0.2;
 /// in A/A duels of the harness workloads); a plain mean over 20 processes carries a tenth of it and its
 /// standard deviation doubles, which is what kept identical arms from being called `no_change`. `None` when
 /// fewer than two processes remain.
-fn intervals(logs: &[f64]) -> Option<(f64, [f64; 2], [f64; 2])> {
+pub(crate) fn intervals(logs: &[f64]) -> Option<(f64, [f64; 2], [f64; 2])> {
     let n = logs.len();
     let cut = (n as f64 * PROCESS_TRIM).floor() as usize;
     let kept = n - 2 * cut;

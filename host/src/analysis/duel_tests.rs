@@ -163,7 +163,7 @@ fn spread_processes(center: f64, spread: f64) -> Vec<Estimate> {
     (0..20)
         .map(|i| {
             let log = center + if i % 2 == 0 { spread } else { -spread } * (1.0 + (i % 5) as f64) / 3.0;
-            Estimate { log_ratios: BTreeMap::from([("time".to_string(), log)]), pairs: 15, windows: false }
+            Estimate { log_ratios: BTreeMap::from([("time".to_string(), log)]), pairs: 15, ..Estimate::default() }
         })
         .collect()
 }

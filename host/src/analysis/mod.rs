@@ -7,5 +7,6 @@ pub(crate) mod compare;
 pub(crate) mod decision;
 pub(crate) mod duel;
 pub(crate) mod instructions;
+pub(crate) mod layouts;
 pub(crate) mod rounds;
 mod scan_windows;

@@ -132,6 +132,7 @@ fn pair(
                 randomised: Some(crate::analysis::rounds::RANDOMISED.into()),
                 fallback: None,
                 log_ratios: logs.clone(),
+                layouts: None,
             }),
             functions: Vec::new(),
             functions_explain: None,

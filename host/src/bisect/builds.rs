@@ -10,6 +10,10 @@ use anyhow::{Context, Result, bail};
 
 use crate::bisect::git::Repo;
 
+/// The layouts made of each build of a bisection: seeds 1 to 28 serve a step of up to 28 processes (20 and the 8
+/// a duel may add), on either side.
+pub const LAYOUT_SEEDS: u64 = 28;
+
 /// Builds commits of `repo`, one worktree at a time.
 pub struct Builder<'a> {
     repo: &'a Repo,
@@ -53,6 +57,9 @@ impl<'a> Builder<'a> {
         self.save_libraries(&target, &crates)?;
         let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         cargo.args(["build", "--profile", &self.profile]).current_dir(&tree).env("CARGO_TARGET_DIR", &target);
+        // Under `benchhost build`'s rustc wrapper: each library's link is kept, to make its layouts from.
+        let exe = std::env::current_exe().context("locating benchhost (cargo's rustc wrapper)")?;
+        cargo.env("RUSTC_WORKSPACE_WRAPPER", exe).env(crate::plugin::relink::WRAPPER_ENV, "1");
         for (package, _) in &crates {
             cargo.args(["-p", package]);
         }
@@ -75,6 +82,10 @@ impl<'a> Builder<'a> {
             std::fs::copy(built.join(&file), &partial)
                 .with_context(|| format!("copying {file} from {}", built.display()))?;
             std::fs::rename(&partial, dir.join(&file))?;
+            // The layouts a step's processes may load, made now: the next commit's build overwrites the objects.
+            let started = std::time::Instant::now();
+            crate::plugin::variants::copy_layouts(&built.join(&file), &dir.join(&file), LAYOUT_SEEDS)?;
+            eprintln!("bisect: {LAYOUT_SEEDS} layouts of {file} in {:.1} s", started.elapsed().as_secs_f64());
         }
         std::fs::write(&done, names(&crates))?;
         Ok(Ok(dir))

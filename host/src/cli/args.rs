@@ -136,6 +136,14 @@ pub(crate) struct RunArgs {
     /// with one paired verdict per series and metric. Only this build's records enter the stream.
     #[arg(long, value_name = "DIR")]
     pub(crate) against: Option<PathBuf>,
+    /// Code layouts of each build in a comparison with --against: `auto` runs every two of its processes on a
+    /// fresh pair of layouts, each library relinked with another padding seed (a build's link is one draw of
+    /// where its code lands, which alone moves the time by percents), so the verdict is true of the change,
+    /// not of one link; N cycles over N pairs; 1 (the default, until the proof of issue 63 is complete) runs
+    /// each build's library as built. A build whose link was not kept (made with `cargo build`, not `benchhost
+    /// build`) has one layout, and its verdicts say so.
+    #[arg(long, value_name = "N|auto", default_value = "1", value_parser = parse_layouts)]
+    pub(crate) layouts: Layouts,
     /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
     /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.
     #[arg(long, value_name = "ID")]
@@ -261,7 +269,7 @@ pub(crate) struct ReportArgs {
     pub(crate) threshold: f64,
     /// md and html: leave out each series' change points (found as `benchhost trend` finds them, listed in md,
     /// marked on the history charts in html). Finding them keeps every value of the history: on 1M records
-    /// the md report takes 8.5 s and 490 MB with them, 4.4 s and 70 MB without.
+    /// the md report took 6.5 s and 457 MB with them, 3.7 s and 73 MB without (results/history-scale.json).
     #[arg(long)]
     pub(crate) no_change_points: bool,
 }
@@ -323,5 +331,36 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.trim().to_string())),
         _ => Err(format!("expected KEY=VALUE, got `{text}`")),
+    }
+}
+
+/// `--layouts`: how many pairs of code layouts a comparison with another build runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layouts {
+    /// A fresh pair for every two processes.
+    Auto,
+    /// This many pairs, cycled over (1: each library as built).
+    Pairs(u32),
+}
+
+impl Layouts {
+    /// The pairs a run's duels spread over, for `RunContext::layouts`: none without another build.
+    pub(crate) fn pairs(self, against: bool) -> Option<usize> {
+        match self {
+            _ if !against => None,
+            Layouts::Pairs(1) => None,
+            Layouts::Pairs(n) => Some(n as usize),
+            Layouts::Auto => Some(usize::MAX),
+        }
+    }
+}
+
+fn parse_layouts(text: &str) -> Result<Layouts, String> {
+    match text {
+        "auto" => Ok(Layouts::Auto),
+        _ => match text.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(Layouts::Pairs(n)),
+            _ => Err(format!("`{text}`: a number of layout pairs (1: each library as built) or `auto`")),
+        },
     }
 }

@@ -37,6 +37,7 @@ pub(crate) fn calibrate_matrix(args: CalibrateArgs) -> Result<ExitCode> {
         rounds: args.rounds,
         instructions: None,
         written: 0,
+        layouts: None,
     };
     let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);

@@ -87,6 +87,7 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
         rounds: 1,
         instructions: None,
         written: 0,
+        layouts: None,
     };
     let ran = in_rounds::run(&cells, &mut ctx, &mut sink);
     let _ = std::fs::remove_file(&scratch);

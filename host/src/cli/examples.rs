@@ -21,6 +21,11 @@ pub const BISECT: &str = "Examples:
   benchhost bisect HEAD~16 HEAD 'wal compression=zstd rows=1000' --instructions   # exact counts decide
   benchhost bisect HEAD~32 HEAD --plugin harness --set workload=sort10k --json  # wall time, the answer as JSON";
 
+/// `benchhost build`.
+pub const BUILD: &str = "Examples:
+  benchhost build -p rig-wal                       # cargo build --release -p rig-wal, its link kept
+  benchhost build --layouts 10 -p rig-lakehouse    # and 10 layouts a side linked now";
+
 /// `benchhost plan`.
 pub const PLAN: &str = "Examples:
   benchhost plan

@@ -3,6 +3,7 @@
 
 mod args;
 mod bisect;
+mod build;
 mod calibrate;
 mod check;
 mod delegate;
@@ -103,6 +104,19 @@ pub(crate) enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Build with cargo (`cargo build --release CARGO_ARGS`), keeping each plugin library's link so that it can be
+    /// linked again with other code layouts: `run --against` and `bisect` spread their processes over layouts of
+    /// both builds, so that a verdict is true of the change, not of one link.
+    #[command(after_help = crate::cli::examples::BUILD)]
+    Build {
+        /// Link N layouts of each library now, for each side of a comparison (else each is linked when a
+        /// comparison first needs it).
+        #[arg(long, value_name = "N", default_value = "0")]
+        layouts: u32,
+        /// cargo build's own arguments (-p, --manifest-path, --features ...).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO_ARGS")]
+        cargo_args: Vec<String>,
+    },
     /// Check a plugin before publishing it: load it in a child, validate every descriptor, run each rig once
     /// with its defaults under --quick settings and check its invariants. One pass/FAIL line per rig.
     #[command(after_help = crate::cli::examples::CHECK)]
@@ -194,7 +208,12 @@ pub(crate) enum Command {
 /// a gate, 2 a usage, config or I/O error, 128 + N a signal that stopped the run; a broken pipe is a normal end
 /// (`benchhost show ... | head`).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if build::is_wrapper(&args) {
+        // cargo's rustc wrapper under `benchhost build`, not a command line of benchhost's.
+        return build::wrap_rustc(&args);
+    }
+    let cli = Cli::parse_from(args);
     match run(cli) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -287,6 +306,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { path, allow_writable_plugins, deadline } => {
             crate::cli::check::check(&path, allow_writable_plugins, deadline)
         }
+        Command::Build { layouts, cargo_args } => build::build(layouts, &cargo_args),
         Command::NewRig { name, path, api_path, api_version } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let api = crate::cli::scaffold::Api::choose(api_path, api_version);

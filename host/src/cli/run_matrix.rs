@@ -106,6 +106,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         rounds,
         instructions: valgrind.map(|v| Counting::new(v, &previous.counted)),
         written: 0,
+        layouts: args.layouts.pairs(args.against.is_some()),
     };
     let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
     let outcome = run_all(&cells, &duels, args.rounds, &threshold, &mut ctx, &mut sink)?;

@@ -15,6 +15,7 @@ use benchhost_plugin_api::abi::PluginInfo;
 
 use crate::plan::matrix::Catalog;
 use crate::plugin::sealed::SealedLibrary;
+use crate::plugin::variants::Variants;
 use crate::proc::executor::{End, run_child};
 use crate::proc::interrupt::signal_name;
 use crate::proc::protocol::{Message, Task};
@@ -33,6 +34,8 @@ pub struct Plugin {
     /// Its bytes in a sealed memfd the children of a run copy from, made when first asked for; `None` when it
     /// could not be made (the children read the file then).
     sealed: OnceLock<Option<Arc<SealedLibrary>>>,
+    /// Its layout variants, found when first asked for.
+    variants: OnceLock<Option<Variants>>,
 }
 
 impl Plugin {
@@ -44,6 +47,14 @@ impl Plugin {
     /// Its bytes as the run's children load them: see [`SealedLibrary`].
     pub fn sealed(&self) -> Option<&SealedLibrary> {
         self.sealed.get_or_init(|| SealedLibrary::of(&self.path).ok().map(Arc::new)).as_deref()
+    }
+
+    /// The library's code layout variants, when its build kept its link (`benchhost build`) or variants made of
+    /// it: `None` for a library `rigs.toml` pins, whose bytes must be the pinned ones.
+    pub fn variants(&self) -> Option<&Variants> {
+        let sha256 = || self.sealed().map(|s| s.sha256.clone()).or_else(|| self.sha256().map(str::to_owned));
+        let find = || if self.pin.is_some() { None } else { Variants::of(&self.path, &sha256()?) };
+        self.variants.get_or_init(find).as_ref()
     }
 }
 
@@ -125,7 +136,14 @@ impl Loader {
         });
         for (path, (info, sha256, pin)) in paths.into_iter().zip(probed) {
             match info {
-                Ok(info) => loader.plugins.push(Plugin { path, info, sha256, pin, sealed: OnceLock::new() }),
+                Ok(info) => loader.plugins.push(Plugin {
+                    path,
+                    info,
+                    sha256,
+                    pin,
+                    sealed: OnceLock::new(),
+                    variants: OnceLock::new(),
+                }),
                 Err(reason) => loader.rejected.push(Rejected { path, reason }),
             }
         }

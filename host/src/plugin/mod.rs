@@ -5,5 +5,7 @@ pub(crate) mod against;
 pub(crate) mod elf;
 pub(crate) mod library;
 pub(crate) mod loader;
+pub(crate) mod relink;
 pub(crate) mod sealed;
+pub(crate) mod variants;
 pub(crate) mod writable;

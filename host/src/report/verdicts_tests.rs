@@ -29,6 +29,7 @@ fn verdict(rows: i64, metric: &str, against: serde_json::Value, decision: Decisi
             randomised: None,
             fallback: None,
             log_ratios: vec![],
+            layouts: None,
         }),
         functions: vec![],
         functions_explain: None,

@@ -52,14 +52,27 @@ impl Executor for ChildExecutor<'_> {
         run_child_under(&count.wrapper, &self.exe, &task, deadline, Some(count.log), &mut |_| {})
     }
 
+    fn has_layouts(&self, cell: &Cell) -> bool {
+        self.plugin(cell).variants().is_some()
+    }
+
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
         let [a, b] = duel.cells;
         // The run's sealed copies of both libraries, made at once on the first duel (hashing and copying a 151 MB
         // library takes ~0.17 s): their files are their own, so the two do not contend.
         crate::in_order::map_in_order(duel.cells.to_vec(), 2, |cell| self.plugin(cell).sealed().is_some());
+        let mut sides =
+            [0, 1].map(|s| CellTask { window_ns: duel.shape.window_ns, ..self.task(duel.cells[s], duel.scratch[s]) });
+        for ((side, cell), seed) in sides.iter_mut().zip(duel.cells).zip(duel.layouts) {
+            if let Some(seed) = seed {
+                match self.layout(cell, seed) {
+                    Ok(path) => (side.plugin_path, side.sealed) = (path, None),
+                    Err(why) => return failed_spawn(format!("{why:#}")),
+                }
+            }
+        }
         let task = Task::Duel(Box::new(DuelTask {
-            sides: [0, 1]
-                .map(|s| CellTask { window_ns: duel.shape.window_ns, ..self.task(duel.cells[s], duel.scratch[s]) }),
+            sides,
             first: duel.first,
             warmup_ns: duel.shape.warmup_ns,
             sample_ns: duel.shape.sample_ns,
@@ -70,6 +83,29 @@ impl Executor for ChildExecutor<'_> {
 }
 
 impl ChildExecutor<'_> {
+    /// The file of layout `seed` of `cell`'s library, linked now if it was not (the time it took is said on
+    /// stderr: a comparison's relinks are counted apart from its measuring). The child copies and hashes it as
+    /// it loads it, as it does any library it is not handed sealed.
+    fn layout(&self, cell: &Cell, seed: u64) -> anyhow::Result<PathBuf> {
+        let plugin = self.plugin(cell);
+        let variants = plugin.variants().ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: no layout variants (its link was not kept: build it with `benchhost build`)",
+                plugin.path.display()
+            )
+        })?;
+        let started = std::time::Instant::now();
+        let (path, linked) = variants.ensure(seed)?;
+        if linked {
+            crate::run::output::note(&format!(
+                "linked layout seed {seed} of {} in {:.2} s",
+                plugin.path.display(),
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        Ok(path)
+    }
+
     /// The library that runs `cell`: this build's, or `--against`'s for a twin.
     fn plugin(&self, cell: &Cell) -> &Plugin {
         let loader = if cell.against { self.against.expect("twins only exist with --against") } else { self.loader };

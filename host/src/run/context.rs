@@ -29,6 +29,10 @@ pub trait Executor {
     fn execute_pair(&mut self, pair: PairRun<'_>) -> [ChildRun; 2];
     /// Runs a cell's instruction count under its tool (`--instructions`).
     fn execute_count(&mut self, count: CountRun<'_>) -> ChildRun;
+    /// Whether `cell`'s library can be had in other code layouts (its build kept its link: `benchhost build`).
+    fn has_layouts(&self, _cell: &Cell) -> bool {
+        false
+    }
 }
 
 /// Two cells run at once, as the runner asks for them.
@@ -53,6 +57,9 @@ pub struct DuelRun<'a> {
     pub first: usize,
     /// Warm-up per arm, sample duration and pairs.
     pub shape: Shape,
+    /// Each arm's code layout in this process: the seed of the variant of its library it loads, or its
+    /// library as built.
+    pub layouts: [Option<u64>; 2],
 }
 
 /// A count, as the runner asks for it.
@@ -127,6 +134,9 @@ pub struct RunContext<'a> {
     pub instructions: Option<Counting>,
     /// Records this run has written so far, for the message of an interrupted run.
     pub written: usize,
+    /// Code layouts in duels: `None` each arm's library as built in every process (`--layouts 1`), else that
+    /// many pairs of layouts, each in two processes (`usize::MAX`: a fresh pair for every two processes).
+    pub layouts: Option<usize>,
 }
 
 impl RunContext<'_> {

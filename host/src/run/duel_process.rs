@@ -20,10 +20,12 @@ use benchhost_record::{Kind, Record};
 /// process cost beyond its measuring (wall time less both arms' warm-up and samples), ns.
 pub type Process = ([Record; 2], Option<Estimate>, u64);
 
-/// Both arms in one process, samples alternating; the side that goes first alternates with `round`.
+/// Both arms in one process, samples alternating; the side that goes first alternates with `round`; each side
+/// loads the variant of its library `layouts` names, or its library as built.
 pub fn alternate(
     arms: [&Cell; 2],
     shape: Shape,
+    layouts: [Option<u64>; 2],
     ctx: &mut RunContext<'_>,
     round: usize,
     label: &str,
@@ -35,7 +37,7 @@ pub fn alternate(
     let log = ctx.work_dir.path().join(format!("{name}.log"));
     let child = match make_dirs(&scratch) {
         Ok(()) => {
-            let duel = DuelRun { cells: arms, scratch: [&scratch[0], &scratch[1]], first: round % 2, shape };
+            let duel = DuelRun { cells: arms, scratch: [&scratch[0], &scratch[1]], first: round % 2, shape, layouts };
             ctx.executor.execute_duel(duel, &log, &mut show_phase(label, progress))
         }
         Err(why) => failed_spawn(why),

@@ -11,6 +11,7 @@ use indicatif::ProgressBar;
 
 use crate::analysis::decision::Threshold;
 use crate::analysis::duel::{self, Estimate};
+use crate::analysis::layouts;
 use crate::plan::matrix::Cell;
 use crate::run::context::{RunContext, cell_note, progress_bar, round_order};
 use crate::run::duel_plan::{self, Duel, Mode, Shape};
@@ -58,6 +59,7 @@ pub fn run(
 ) -> Result<DuelOutcome> {
     let wanted = |d: &Duel| d.mode.processes(asked).max(1) as usize;
     let rounds = duels.iter().map(wanted).max().unwrap_or(0);
+    note_one_layout(cells, duels, ctx);
     let mut so_far = DuelsSoFar {
         cells,
         duels,
@@ -91,6 +93,31 @@ pub fn run(
         records[i] = Some(finish_cell(&cells[i], &per_cell[i], ctx, sink)?);
     }
     Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
+}
+
+/// Says once per rig, when the run asked for layouts, which of its builds has one layout only: its verdicts
+/// are then of that one link of it.
+fn note_one_layout(cells: &[Cell], duels: &[Duel], ctx: &RunContext<'_>) {
+    if ctx.layouts.is_none() {
+        return;
+    }
+    let mut said = BTreeSet::new();
+    for duel in duels.iter().filter(|d| d.mode != duel_plan::Mode::Concurrent) {
+        let [a, b] = duel.arms;
+        let missing: Vec<&str> = [(b, "this build"), (a, "the other build")]
+            .into_iter()
+            .filter(|(i, _)| !ctx.executor.has_layouts(&cells[*i]))
+            .map(|(_, which)| which)
+            .collect();
+        if !missing.is_empty() && said.insert(cells[b].rig.clone()) {
+            eprintln!(
+                "note: {}: {} kept no link to make other code layouts of (built with `cargo build`, not `benchhost \
+                 build`): one layout, so its verdicts are of that link, not of the change",
+                cells[b].rig,
+                missing.join(" and ")
+            );
+        }
+    }
 }
 
 /// The duels of a run while they are measured: what each cell and each duel has so far.
@@ -134,22 +161,32 @@ impl DuelsSoFar<'_> {
         }
         self.progress.set_message(label.clone());
         let arms = [&cells[a], &cells[b]];
+        // Each two processes a fresh pair of code layouts, when a side's build kept its link (one draw of a
+        // link is one sample of layout, whatever the processes: see `analysis::layouts`).
+        let pairs = ctx.layouts.filter(|_| self.duels[d].mode != Mode::Concurrent);
+        let layouts = [0, 1]
+            .map(|s| pairs.filter(|_| ctx.executor.has_layouts(arms[s])).map(|pairs| layouts::seed(round, s, pairs)));
         let started = std::time::Instant::now();
         let (records, estimate, overhead_ns) = match self.duels[d].mode {
             Mode::Alternate => {
                 let shape = Shape::of(&cells[a].plan, planned as u32);
-                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+                duel_process::alternate(arms, shape, layouts, ctx, round, &label, &self.progress)
             }
             Mode::Runs => {
                 let shape = Shape::runs(&cells[a].plan);
-                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+                duel_process::alternate(arms, shape, layouts, ctx, round, &label, &self.progress)
             }
             Mode::Windows => {
                 let shape = Shape::windows(&cells[a].plan);
-                duel_process::alternate(arms, shape, ctx, round, &label, &self.progress)
+                duel_process::alternate(arms, shape, layouts, ctx, round, &label, &self.progress)
             }
             Mode::Concurrent => duel_process::concurrent(arms, ctx, round),
         };
+        let estimate = estimate.map(|e| duel::Estimate {
+            layouts,
+            pair: pairs.filter(|_| layouts.iter().any(Option::is_some)).map(|p| layouts::pair_of(round, p)),
+            ..e
+        });
         self.spent[d] += started.elapsed();
         if let Some(signal) = crate::proc::interrupt::received() {
             return Err(ctx.interrupted(signal, label, sink));

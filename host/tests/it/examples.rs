@@ -229,6 +229,7 @@ fn trials(example: &Example, options: &RunOptions) -> Vec<Trial> {
     match args.first().map(String::as_str) {
         _ if server => vec![Trial::Skip("needs a server (PostgreSQL, a REST catalog, S3)")],
         Some("bisect") => vec![Trial::Skip("builds commits in worktrees of its own (tests/it/bisect.rs)")],
+        Some("build") => vec![Trial::Skip("builds a workspace with cargo (tests/it/layouts.rs)")],
         Some("calibrate") => vec![Trial::Skip("calibrates for minutes (tests of `calibrate`)")],
         Some("check") => vec![Trial::Skip("checks the user's own rig library")],
         Some("new-rig") => vec![Trial::Skip("writes and builds a crate (tests/it/authoring.rs)")],

@@ -25,6 +25,7 @@ mod interleave;
 mod kafka;
 mod kill;
 mod lakehouse;
+mod layouts;
 mod pairing;
 mod review;
 mod shard;

@@ -1,0 +1,90 @@
+//! Code layout as a level of a paired comparison (issue 63). A build is one draw of where its link put every
+//! function: two builds of identical source, relinked with another padding seed, read up to ~3% apart with
+//! intervals of ±0.15%, so an interval over the processes of one pair of libraries is true of those two
+//! binaries, not of the change. A duel therefore runs its processes over relinked variants of both builds:
+//! processes `2k` and `2k + 1` load the `k`-th pair of layouts, once in each order of the arms, and every pair
+//! is a fresh draw (Kalibera and Jones's nesting: layouts, then processes, then the samples in a process).
+//!
+//! The verdict's interval is taken over the pairs' means, the unit that is drawn independently: processes
+//! that share a layout share its effect, and an interval over them would count it once per process. The
+//! spread of the log ratio is split by the method of moments of a balanced nested design: between the
+//! processes of one layout pair (their mean squared difference), between layout pairs (what their means
+//! spread beyond that), and within a process (its pairs' sampling). Pure.
+
+/// The layout seed of side `side` (0 or 1) in duel process `process`, when the duel has `pairs` layout pairs:
+/// the `k`-th pair (`k` = process / 2, cycling over `pairs`) gives side 0 the seed `2k + 1` and side 1 the
+/// seed `2k + 2`, so the two sides never share a seed (two builds of identical source would then share a
+/// layout, and an A/A comparison would hide exactly the variance it is meant to show).
+pub fn seed(process: usize, side: usize, pairs: usize) -> u64 {
+    let pair = (process / 2) % pairs.max(1);
+    2 * pair as u64 + 1 + side as u64
+}
+
+/// The layout pair a process ran with (its cluster): processes are numbered in the order they were planned.
+pub fn pair_of(process: usize, pairs: usize) -> usize {
+    (process / 2) % pairs.max(1)
+}
+
+/// The means of the values of each cluster, in the order the clusters first appear.
+pub fn cluster_means(values: &[(usize, f64)]) -> Vec<f64> {
+    clusters(values).iter().map(|c| c.iter().sum::<f64>() / c.len() as f64).collect()
+}
+
+fn clusters(values: &[(usize, f64)]) -> Vec<Vec<f64>> {
+    let mut order: Vec<usize> = Vec::new();
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    for &(cluster, value) in values {
+        match order.iter().position(|&c| c == cluster) {
+            Some(i) => groups[i].push(value),
+            None => {
+                order.push(cluster);
+                groups.push(vec![value]);
+            }
+        }
+    }
+    groups
+}
+
+/// The spread of a log ratio split into its levels, each a standard deviation in logs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Components {
+    /// Between layout pairs: how far one pair of links moves the ratio beyond what its processes spread.
+    pub between_layouts: f64,
+    /// Between the processes of one layout pair.
+    pub between_processes: f64,
+}
+
+/// The method-of-moments split of `values` (`(cluster, value)`) into the variance between clusters and
+/// between the members of one: `σ²_processes` is the pooled variance inside clusters, `σ²_layouts` what the
+/// clusters' means spread beyond `σ²_processes / n` (`n` the members a cluster has, their harmonic mean when
+/// they differ), never below 0. `None` without a cluster of two or without two clusters.
+pub fn components(values: &[(usize, f64)]) -> Option<Components> {
+    let groups = clusters(values);
+    let (mut squares, mut df) = (0.0, 0usize);
+    for group in &groups {
+        let mean = group.iter().sum::<f64>() / group.len() as f64;
+        squares += group.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
+        df += group.len() - 1;
+    }
+    if df == 0 || groups.len() < 2 {
+        return None;
+    }
+    let within = squares / df as f64;
+    let means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
+    let grand = means.iter().sum::<f64>() / means.len() as f64;
+    let between_means = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
+    let n = groups.len() as f64 / groups.iter().map(|g| 1.0 / g.len() as f64).sum::<f64>();
+    let layouts = (between_means - within / n).max(0.0);
+    Some(Components { between_layouts: layouts.sqrt(), between_processes: within.sqrt() })
+}
+
+/// The smallest change a comparison of one layout a side can call as the code's and not the links': the half
+/// width of the 95% range of the log ratio of two single layouts of identical code, `1.96 σ` for the ratio's
+/// between-layout spread `σ` (both sides' layouts in it), as a fraction (the ratio's distance from 1).
+pub fn floor(between_layouts: f64) -> f64 {
+    (crate::stats::Z_95 * between_layouts).exp() - 1.0
+}
+
+#[cfg(test)]
+#[path = "layouts_tests.rs"]
+mod tests;

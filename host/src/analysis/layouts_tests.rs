@@ -1,0 +1,72 @@
+use super::*;
+use crate::stats::bootstrap::Rng;
+
+/// A standard normal draw (Box-Muller over the bootstrap's seeded generator).
+fn normal(rng: &mut Rng) -> f64 {
+    let uniform = |rng: &mut Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let (u, v) = (uniform(rng).max(1e-300), uniform(rng));
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// One duel's per-process log ratios: `pairs` layout pairs, two processes each, a layout effect of sd
+/// `layouts` shared by a pair's processes, a process effect of sd `processes`, around `change`.
+fn duel(rng: &mut Rng, pairs: usize, change: f64, layouts: f64, processes: f64) -> Vec<(usize, f64)> {
+    let mut out = Vec::new();
+    for pair in 0..pairs {
+        let layout = layouts * normal(rng);
+        for _ in 0..2 {
+            out.push((pair, change + layout + processes * normal(rng)));
+        }
+    }
+    out
+}
+
+#[test]
+fn each_pair_of_processes_has_fresh_seeds_and_the_sides_never_share_one() {
+    let seeds: Vec<[u64; 2]> = (0..6).map(|p| [seed(p, 0, 10), seed(p, 1, 10)]).collect();
+    assert_eq!(seeds, [[1, 2], [1, 2], [3, 4], [3, 4], [5, 6], [5, 6]]);
+    let all: Vec<u64> = (0..40).flat_map(|p| [seed(p, 0, 20), seed(p, 1, 20)]).collect();
+    let (odd, even): (Vec<u64>, Vec<u64>) = all.iter().partition(|s| *s % 2 == 1);
+    assert!(odd.iter().all(|s| !even.contains(s)), "side 0 odd, side 1 even");
+    // Fewer pairs than pairs of processes: the pairs cycle, and a cluster is a pair, wherever it comes.
+    assert_eq!((0..8).map(|p| pair_of(p, 2)).collect::<Vec<_>>(), [0, 0, 1, 1, 0, 0, 1, 1]);
+    assert_eq!(seed(4, 1, 2), seed(0, 1, 2));
+}
+
+#[test]
+fn the_split_finds_known_components_of_synthetic_duels() {
+    let mut rng = Rng::new(63);
+    let values = duel(&mut rng, 4000, 0.0, 0.02, 0.005);
+    let c = components(&values).unwrap();
+    assert!((c.between_layouts - 0.02).abs() < 0.001, "{c:?}");
+    assert!((c.between_processes - 0.005).abs() < 0.0003, "{c:?}");
+    // No layout effect: the split says so (within what chance leaves), and never a negative variance.
+    let c = components(&duel(&mut rng, 4000, 0.0, 0.0, 0.01)).unwrap();
+    assert!(c.between_layouts < 0.003 && (c.between_processes - 0.01).abs() < 0.0005, "{c:?}");
+    assert_eq!(components(&[(0, 0.1), (1, 0.2)]), None, "no cluster of two: processes and layouts are one");
+}
+
+#[test]
+fn an_interval_over_the_pairs_means_covers_the_change_and_one_over_processes_does_not() {
+    // Layouts that move the ratio 4x as much as processes do (the wal cell: ±1.4% against ~0.3%): an interval
+    // over the 20 processes counts each layout twice and misses; over the 10 pairs' means it holds ~95%.
+    let mut rng = Rng::new(631);
+    let (mut over_pairs, mut over_processes) = (0, 0);
+    for _ in 0..2000 {
+        let values = duel(&mut rng, 10, 0.01, 0.014, 0.0035);
+        let holds = |logs: &[f64]| {
+            let (_, [lo, hi], _) = crate::analysis::duel::intervals(logs).unwrap();
+            lo <= 0.01f64.exp() && 0.01f64.exp() <= hi
+        };
+        over_pairs += usize::from(holds(&cluster_means(&values)));
+        over_processes += usize::from(holds(&values.iter().map(|v| v.1).collect::<Vec<_>>()));
+    }
+    assert!((1820..=1960).contains(&over_pairs), "over the pairs' means: {over_pairs} of 2000");
+    assert!(over_processes < 1800, "over the processes: {over_processes} of 2000");
+}
+
+#[test]
+fn the_floor_is_the_95_percent_reach_of_one_layout_pair() {
+    assert!((floor(0.01) - 0.0198).abs() < 0.0002, "{}", floor(0.01));
+    assert_eq!(floor(0.0), 0.0);
+}

@@ -1,0 +1,98 @@
+//! Code layouts (issue 63): `benchhost build` keeps each plugin library's link, a comparison with `--against`
+//! and `--layouts` runs every two of its processes on a fresh pair of layouts of both builds (each side's own
+//! seeds), and its verdicts say which layouts ran and how the log ratio spread between them; a build made by
+//! a plain `cargo build` has one layout, and the run says so.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use benchhost_record::{Kind, Record, reader};
+
+use crate::support::{Sandbox, bin, fault_plugins};
+
+/// The fault fixture built in release by `benchhost build --layouts 2` into a target directory of its own:
+/// its library, its link and layouts 1 to 4 beside it.
+fn built_with_layouts() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fixtures-layouts");
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/Cargo.toml");
+    let out = Command::new(bin())
+        .args([
+            "build",
+            "--layouts",
+            "2",
+            "--quiet",
+            "--manifest-path",
+            manifest,
+            "-p",
+            "fixture-faults",
+            "--target-dir",
+        ])
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "benchhost build: {stderr}");
+    assert!(stderr.contains("libfixture_faults.so: its link kept"), "{stderr}");
+    target.join("release")
+}
+
+fn verdict_on(records: &[Record], metric: &str) -> Record {
+    records
+        .iter()
+        .find(|r| r.kind == Kind::Verdict && r.verdict.as_ref().unwrap().metric.as_deref() == Some(metric))
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn a_comparison_runs_on_fresh_layouts_of_both_builds_and_its_verdict_says_which() {
+    let built = built_with_layouts();
+    let layouts = built.join("layouts");
+    assert!(layouts.join("libfixture_faults.so.link").is_file(), "the link line, printed by rustc");
+    for seed in 1..=4 {
+        assert!(layouts.join(format!("libfixture_faults/seed-{seed}.so")).is_file(), "layout {seed}");
+    }
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--plugin", "healthy", "--quick", "--rounds", "4", "--layouts", "2", "--out", "r.jsonl"])
+        .arg("--plugin-dir")
+        .arg(&built)
+        .arg("--against")
+        .arg(&built);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<Record> =
+        reader::read(&sandbox.path().join("r.jsonl")).unwrap().records.into_iter().map(|(_, r)| r).collect();
+    let verdict = verdict_on(&records, "iter_time");
+    let method = verdict.verdict.as_ref().unwrap().method.clone().unwrap();
+    let split = method.layouts.clone().expect("the layouts the processes ran on");
+    // Processes 2k and 2k+1 ran pair k; this build the even seeds, the other the odd: never one layout twice.
+    assert_eq!((split.new, split.old, split.pairs), (vec![2, 2, 4, 4], vec![1, 1, 3, 3], 2));
+    assert!(split.between_processes.is_some(), "each pair ran twice: {method:?}");
+    assert!(verdict.note.as_deref().unwrap().contains("on 2 layout pairs"), "{:?}", verdict.note);
+    // The library each process loaded was the layout it was given, not the library as built.
+    let plain = records[0].plugin.clone().and_then(|p| p.sha256);
+    let built_sha = std::fs::read_to_string(layouts.join("libfixture_faults.so.sha256")).unwrap();
+    assert_ne!(plain.as_deref(), Some(built_sha.trim()), "the record names a layout's bytes, not the plain library's");
+}
+
+#[test]
+fn a_build_without_its_link_has_one_layout_and_the_run_says_so() {
+    let plugins = fault_plugins();
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--plugin", "healthy", "--quick", "--rounds", "2", "--layouts", "auto", "--out", "r.jsonl"])
+        .arg("--plugin-dir")
+        .arg(&plugins)
+        .arg("--against")
+        .arg(&plugins);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("healthy: this build and the other build kept no link"), "{stderr}");
+    let records: Vec<Record> =
+        reader::read(&sandbox.path().join("r.jsonl")).unwrap().records.into_iter().map(|(_, r)| r).collect();
+    let method = verdict_on(&records, "iter_time").verdict.unwrap().method.unwrap();
+    assert!(method.layouts.is_none(), "{method:?}");
+}
