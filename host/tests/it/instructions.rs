@@ -9,9 +9,23 @@ const SHORT: &str = "[defaults]\nwarmup = \"20ms\"\nmeasurement = \"60ms\"\nsamp
 /// `run --instructions` over `rigs` (a rigs.toml body after [`SHORT`]) with plugins from `dir`: its records and
 /// stderr, after checking the run's exit code.
 fn counted(rigs: &str, dir: &std::path::Path, args: &[&str], code: i32) -> (Vec<Record>, String) {
+    counted_under(rigs, dir, args, code, None)
+}
+
+/// [`counted`], with `TMPDIR` set to `tmp` (where a count keeps its scratch directory) when given.
+fn counted_under(
+    rigs: &str,
+    dir: &std::path::Path,
+    args: &[&str],
+    code: i32,
+    tmp: Option<&std::path::Path>,
+) -> (Vec<Record>, String) {
     let sandbox = Sandbox::new();
     sandbox.write("rigs.toml", &format!("{SHORT}{rigs}"));
     let mut cmd = sandbox.cmd();
+    if let Some(tmp) = tmp {
+        cmd.env("TMPDIR", tmp);
+    }
     cmd.args(["run", "--instructions", "--out", "r.jsonl", "--plugin-dir"]).arg(dir).args(args);
     let out = cmd.assert().code(code);
     (sandbox.records_if_any("r.jsonl"), String::from_utf8_lossy(&out.get_output().stderr).into_owned())
@@ -119,9 +133,14 @@ fn a_rig_with_threads_of_its_own_has_no_count_and_says_why() {
     assert!(how.unclean.as_deref().unwrap().contains("2 threads"), "{:?}", how.unclean);
 }
 
-/// The count of the fixture rig `rig` in two runs (two count processes), checked to be one count.
+/// The count of the fixture rig `rig` in two runs (two count processes), checked to be one count. Their
+/// counts' scratch directories are under a `TMPDIR` of this test's own: the tests of this binary count side
+/// by side, and a count that finds the first slot taken by another keeps its files at another path (which is
+/// what a count's one path per slot is for, and what a rig whose work depends on its path would count).
 fn counted_twice_alike(rig: &str) -> f64 {
-    let count = || count_of(&counted(&format!("[rig.{rig}]\n"), &fault_plugins(), &[], 0).0[0]);
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("counted-twice-{rig}"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let count = || count_of(&counted_under(&format!("[rig.{rig}]\n"), &fault_plugins(), &[], 0, Some(&tmp)).0[0]);
     let (a, b) = (count(), count());
     assert_eq!(a, b, "two runs, two count processes, one count");
     a

@@ -3,7 +3,7 @@
 //! seeds), and its verdicts say which layouts ran and how the log ratio spread between them; a build made by
 //! a plain `cargo build` has one layout, and the run says so.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use benchhost_record::{Kind, Record, reader};
@@ -37,6 +37,18 @@ fn built_with_layouts() -> PathBuf {
     target.join("release")
 }
 
+/// `run --plugin healthy --quick ARGS` of the build in `dir` against itself: its records and stderr.
+fn healthy_against_itself(dir: &Path, args: &[&str]) -> (Vec<Record>, String) {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.cmd();
+    cmd.args(["run", "--plugin", "healthy", "--quick", "--out", "r.jsonl"]).args(args);
+    let out = cmd.arg("--plugin-dir").arg(dir).arg("--against").arg(dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let stream = reader::read(&sandbox.path().join("r.jsonl")).unwrap();
+    (stream.records.into_iter().map(|(_, r)| r).collect(), stderr)
+}
+
 fn verdict_on(records: &[Record], metric: &str) -> Record {
     records
         .iter()
@@ -53,17 +65,7 @@ fn a_comparison_runs_on_fresh_layouts_of_both_builds_and_its_verdict_says_which(
     for seed in 1..=4 {
         assert!(layouts.join(format!("libfixture_faults/seed-{seed}.so")).is_file(), "layout {seed}");
     }
-    let sandbox = Sandbox::new();
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--plugin", "healthy", "--quick", "--rounds", "4", "--layouts", "2", "--out", "r.jsonl"])
-        .arg("--plugin-dir")
-        .arg(&built)
-        .arg("--against")
-        .arg(&built);
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let records: Vec<Record> =
-        reader::read(&sandbox.path().join("r.jsonl")).unwrap().records.into_iter().map(|(_, r)| r).collect();
+    let (records, _) = healthy_against_itself(&built, &["--rounds", "4", "--layouts", "2"]);
     let verdict = verdict_on(&records, "iter_time");
     let method = verdict.verdict.as_ref().unwrap().method.clone().unwrap();
     let split = method.layouts.clone().expect("the layouts the processes ran on");
@@ -79,20 +81,8 @@ fn a_comparison_runs_on_fresh_layouts_of_both_builds_and_its_verdict_says_which(
 
 #[test]
 fn a_build_without_its_link_has_one_layout_and_the_run_says_so() {
-    let plugins = fault_plugins();
-    let sandbox = Sandbox::new();
-    let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--plugin", "healthy", "--quick", "--rounds", "2", "--layouts", "auto", "--out", "r.jsonl"])
-        .arg("--plugin-dir")
-        .arg(&plugins)
-        .arg("--against")
-        .arg(&plugins);
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (records, stderr) = healthy_against_itself(&fault_plugins(), &["--rounds", "2", "--layouts", "auto"]);
     assert!(stderr.contains("healthy: this build and the other build kept no link"), "{stderr}");
-    let records: Vec<Record> =
-        reader::read(&sandbox.path().join("r.jsonl")).unwrap().records.into_iter().map(|(_, r)| r).collect();
     let method = verdict_on(&records, "iter_time").verdict.unwrap().method.unwrap();
     assert!(method.layouts.is_none(), "{method:?}");
 }
