@@ -232,13 +232,17 @@ fn two_runs_appending_to_one_stream_at_once_write_only_whole_lines() {
     assert_eq!(runs.len(), 2);
 }
 
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
+/// The escapees a cell named ("pid N (sleep)") that are still alive. By pid, not by command line: the two
+/// setsid tests run side by side and the other's escapee may be alive, rightly, in its own running cell.
+fn surviving_escapees(records: &[benchhost_record::Record]) -> Vec<String> {
+    let named = records.iter().filter_map(|r| r.cell.as_ref()).flat_map(|c| c.escaped.iter());
+    named
+        .filter(|escapee| {
+            let pid = escapee.trim_start_matches("pid ").split(' ').next().unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains("sleep")
+        })
+        .cloned()
         .collect()
 }
 
@@ -259,12 +263,13 @@ fn a_process_that_leaves_the_cell_with_setsid_is_caught_killed_and_named() {
     let sandbox = Sandbox::new();
     let extra = "[rig.escapes]\nparams = { after = 3 }\n[rig.escapes_and_hangs]\nparams = { after = 3 }\n";
     let records = run_between_healthy(&sandbox, &["escapes", "escapes_and_hangs"], extra);
-    assert!(processes_with("86398.5").is_empty() && processes_with("86397.75").is_empty(), "an escapee survived");
+    assert_eq!(surviving_escapees(&records), Vec::<String>::new(), "an escapee survived");
     let escaped = records[1].failure.as_ref().unwrap();
     assert_eq!(escaped.cause, "escaped", "{escaped:?}");
     assert!(escaped.message.starts_with("a process left the cell's process group (setsid)"), "{}", escaped.message);
     assert!(escaped.message.contains("(sleep)"), "{}", escaped.message);
     assert_eq!(records[1].cell.as_ref().unwrap().escaped.len(), 1);
+    assert_eq!(records[3].cell.as_ref().unwrap().escaped.len(), 1);
     let hung = records[3].failure.as_ref().unwrap();
     assert_eq!(hung.cause, "deadline");
     assert!(hung.message.contains("; a process left the cell's process group (setsid)"), "{}", hung.message);
@@ -279,7 +284,7 @@ fn a_rig_that_hangs_while_measuring_after_a_setsid_child_gets_one_message_of_who
     let sandbox = Sandbox::new();
     let extra = "[rig.escapes_and_hangs]\nparams = { after_ms = 500 }\nmeasurement = \"20s\"\n";
     let records = run_between_healthy(&sandbox, &["escapes_and_hangs"], extra);
-    assert!(processes_with("86397.75").is_empty(), "the escapee survived");
+    assert_eq!(surviving_escapees(&records), Vec::<String>::new(), "the escapee survived");
     let failure = records[1].failure.as_ref().unwrap();
     let pid = records[1].cell.as_ref().unwrap().escaped[0].clone();
     assert!(pid.starts_with("pid ") && pid.ends_with(" (sleep)"), "{pid}");
