@@ -47,8 +47,9 @@ def benchhost_build(package, spin=None):
     if spin is not None:
         env["BENCHHOST_SLOWER_SPIN"] = str(spin)
         features = ["--features", f"{package}/slower"]
-    scope = ["--workspace"] if package in rigs_proof.ON_DATAFUSION else ["-p", package]
-    sh([BH, "build"] + scope + features, env=env)
+    # The whole workspace every time: a package alone unifies its dependencies' features differently (arrow, or
+    # DataFusion, compiled again), and under the wrapper only the workspace's own crates are compiled again.
+    sh([BH, "build", "--workspace"] + features, env=env)
 
 
 def kept_link(lib, into):
@@ -134,11 +135,9 @@ def comparison(cell, kind, i, args):
         new, old = d["s"], d["a"]
     else:
         new, old = (d["a"], d["b"]) if i % 2 == 0 else (d["b"], d["a"])
-    extra = []
-    if kind.endswith("1"):
-        extra = ["--layouts", "1"]
+    extra = ["--layouts", "1" if kind.endswith("1") else "auto"]
     if kind == "truth":
-        extra = ["--rounds", "32"]
+        extra += ["--rounds", "32"]
     _, lib, rig, label, metric, _ = CELLS[cell]
     path = os.path.join(args.out, "run.jsonl")
     if os.path.exists(path):
