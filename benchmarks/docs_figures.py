@@ -236,6 +236,7 @@ FIGURES = {
     "harness-proof-rounds": script("benchmarks/harness/proof.py", "--table", "results/harness-proof-rounds.json"),
     "rigs-proof": script("benchmarks/rigs_proof.py", "--table", "results/rigs-proof.json"),
     "rigs-proof-headline": rigs_proof_headline,
+    "layout-proof": script("benchmarks/layout_proof.py", "--table", "results/layout-proof.json"),
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,
     "instructions-proof": script("benchmarks/harness/instructions.py", "--table", "results/instructions-proof.json"),

@@ -9,7 +9,8 @@ Per cell (the per-rig proof's cells of benchmarks/rigs_proof.py, plus `wal_zstd_
   aa1     rebuild A/A, one layout a side (`--layouts 1`, as before issue 63): how often a verdict is
           `regressed` or `improved`, and the median |ratio - 1|.
   aa      rebuild A/A with layouts (the default): `no_change` at least 95%, CI95 holding 1 at least 93%.
-  truth   the slower build against the plain one over 16 layout pairs (`--rounds 32`), once: the true change.
+  truth   the slower build against the plain one over both pools of 16 layouts, each pair in 4 processes
+          (`--rounds 64`), once: the true change, of the pools the comparisons draw from.
   ab1     A/B, one layout a side: how often the sign is wrong.
   ab      A/B with layouts: never `improved`, and a CI95 holding the true change in at least 90%.
 Every comparison is `benchhost run FILTER --plugin RIG --plugin-dir NEW --against OLD`, half in each role order
@@ -137,7 +138,7 @@ def comparison(cell, kind, i, args):
         new, old = (d["a"], d["b"]) if i % 2 == 0 else (d["b"], d["a"])
     extra = ["--layouts", "1" if kind.endswith("1") else "auto"]
     if kind == "truth":
-        extra += ["--rounds", "32"]
+        extra += ["--rounds", "64"]
     _, lib, rig, label, metric, _ = CELLS[cell]
     path = os.path.join(args.out, "run.jsonl")
     if os.path.exists(path):
@@ -193,7 +194,7 @@ def table(proof):
     ab = [(c, r) for c, r in proof.items() if r.get("truth")]
     if ab:
         print()
-        print("| cell (+~1%) | true change (16 layout pairs) | one layout a side: wrong sign, regressed | "
+        print("| cell (+~1%) | true change (the pools, 64 processes) | one layout a side: wrong sign, regressed | "
               "with layouts: improved, CI95 holds the truth, regressed |")
         print("|---|---|---|---|")
         for cell, row in ab:

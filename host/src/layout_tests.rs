@@ -26,7 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plugin", &["proc", "plan"]),
     ("child", &["proc", "plan", "plugin", "stats"]),
     ("run", &["proc", "plugin", "plan", "analysis", "stats"]),
-    ("bisect", &["proc", "plugin"]),
+    ("bisect", &["proc", "plugin", "analysis"]),
     ("cli", &["stats", "plan", "analysis", "report", "import", "proc", "plugin", "child", "run", "bisect"]),
 ];
 

@@ -2,8 +2,9 @@
 //! function: two builds of identical source, relinked with another padding seed, read up to ~3% apart with
 //! intervals of ±0.15%, so an interval over the processes of one pair of libraries is true of those two
 //! binaries, not of the change. A duel therefore runs its processes over relinked variants of both builds:
-//! processes `2k` and `2k + 1` load the `k`-th pair of layouts, once in each order of the arms, and every pair
-//! is a fresh draw (Kalibera and Jones's nesting: layouts, then processes, then the samples in a process).
+//! processes `2k` and `2k + 1` load the `k`-th pair of layouts, once in each order of the arms, each pair
+//! another draw from each side's pool ([`Draw`]) (Kalibera and Jones's nesting: layouts, then processes, then
+//! the samples in a process).
 //!
 //! The verdict's interval is taken over the pairs' means, the unit that is drawn independently: processes
 //! that share a layout share its effect, and an interval over them would count it once per process. The
@@ -11,18 +12,48 @@
 //! processes of one layout pair (their mean squared difference), between layout pairs (what their means
 //! spread beyond that), and within a process (its pairs' sampling). Pure.
 
-/// The layout seed of side `side` (0 or 1) in duel process `process`, when the duel has `pairs` layout pairs:
-/// the `k`-th pair (`k` = process / 2, cycling over `pairs`) gives side 0 the seed `2k + 1` and side 1 the
-/// seed `2k + 2`, so the two sides never share a seed (two builds of identical source would then share a
-/// layout, and an A/A comparison would hide exactly the variance it is meant to show).
-pub fn seed(process: usize, side: usize, pairs: usize) -> u64 {
-    let pair = (process / 2) % pairs.max(1);
-    2 * pair as u64 + 1 + side as u64
+use crate::stats::bootstrap::Rng;
+
+/// The layouts each side of a comparison draws from under `--layouts auto`: 16 a side, so that 10 pairs (the 20
+/// processes of an alternating duel) are drawn from 16 and two comparisons of the same builds share few pairs,
+/// while a build's layouts stay a bounded set (the lakehouse plugin's take 151 MB each).
+pub const POOL: usize = 16;
+
+/// The layout pairs of one comparison. Side 0 draws its seeds from the odd `1, 3, .., 2n - 1`, side 1 from the
+/// even `2, 4, .., 2n` (`n` the pool), so the two sides never share a seed: two builds of identical source
+/// would then share a layout, and an A/A comparison would hide exactly the variance it is meant to show. Each
+/// side's pool is put in an order drawn anew for each comparison, and pair `k` is the `k`-th seed of each: the
+/// comparisons of the same two builds draw other pairs, and their intervals are of the pools, not of one fixed
+/// set of pairs. Processes `2k` and `2k + 1` run pair `k` (cycling when there are more processes than pairs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draw {
+    seeds: [Vec<u64>; 2],
 }
 
-/// The layout pair a process ran with (its cluster): processes are numbered in the order they were planned.
-pub fn pair_of(process: usize, pairs: usize) -> usize {
-    (process / 2) % pairs.max(1)
+impl Draw {
+    /// The pairs of one comparison over pools of `pool` layouts a side, their orders drawn from `rng`.
+    pub fn new(pool: usize, rng: &mut Rng) -> Draw {
+        let pool = pool.max(1) as u64;
+        let shuffled = |first: u64, rng: &mut Rng| {
+            let mut seeds: Vec<u64> = (0..pool).map(|i| 2 * i + first).collect();
+            for i in (1..seeds.len()).rev() {
+                seeds.swap(i, rng.below(i + 1));
+            }
+            seeds
+        };
+        let side0 = shuffled(1, rng);
+        Draw { seeds: [side0, shuffled(2, rng)] }
+    }
+
+    /// The layout seed of side `side` (0 or 1) in the comparison's process `process`.
+    pub fn seed(&self, process: usize, side: usize) -> u64 {
+        self.seeds[side][self.pair_of(process)]
+    }
+
+    /// The layout pair process `process` ran with (its cluster): processes are numbered in the order planned.
+    pub fn pair_of(&self, process: usize) -> usize {
+        (process / 2) % self.seeds[0].len()
+    }
 }
 
 /// The means of the values of each cluster, in the order the clusters first appear.

@@ -22,15 +22,33 @@ fn duel(rng: &mut Rng, pairs: usize, change: f64, layouts: f64, processes: f64) 
 }
 
 #[test]
-fn each_pair_of_processes_has_fresh_seeds_and_the_sides_never_share_one() {
-    let seeds: Vec<[u64; 2]> = (0..6).map(|p| [seed(p, 0, 10), seed(p, 1, 10)]).collect();
-    assert_eq!(seeds, [[1, 2], [1, 2], [3, 4], [3, 4], [5, 6], [5, 6]]);
-    let all: Vec<u64> = (0..40).flat_map(|p| [seed(p, 0, 20), seed(p, 1, 20)]).collect();
-    let (odd, even): (Vec<u64>, Vec<u64>) = all.iter().partition(|s| *s % 2 == 1);
-    assert!(odd.iter().all(|s| !even.contains(s)), "side 0 odd, side 1 even");
-    // Fewer pairs than pairs of processes: the pairs cycle, and a cluster is a pair, wherever it comes.
-    assert_eq!((0..8).map(|p| pair_of(p, 2)).collect::<Vec<_>>(), [0, 0, 1, 1, 0, 0, 1, 1]);
-    assert_eq!(seed(4, 1, 2), seed(0, 1, 2));
+fn each_pair_of_processes_draws_a_pair_from_the_pools_and_the_sides_never_share_a_seed() {
+    let mut rng = Rng::new(63);
+    let draw = Draw::new(16, &mut rng);
+    let pairs: Vec<[u64; 2]> = (0..32).step_by(2).map(|p| [draw.seed(p, 0), draw.seed(p, 1)]).collect();
+    // The two processes of a pair share it, and the 16 pairs use each side's pool once: odd seeds on side 0.
+    assert!((0..32).all(|p| draw.seed(p, 0) == draw.seed(p / 2 * 2, 0) && draw.seed(p, 1) == draw.seed(p / 2 * 2, 1)));
+    let mut side0: Vec<u64> = pairs.iter().map(|p| p[0]).collect();
+    let mut side1: Vec<u64> = pairs.iter().map(|p| p[1]).collect();
+    side0.sort_unstable();
+    side1.sort_unstable();
+    assert_eq!(side0, (0..16).map(|i| 2 * i + 1).collect::<Vec<u64>>());
+    assert_eq!(side1, (0..16).map(|i| 2 * i + 2).collect::<Vec<u64>>());
+    // More processes than pairs: the pairs cycle, and a cluster is a pair, wherever it comes.
+    assert_eq!((0..36).map(|p| draw.pair_of(p)).filter(|&k| k == 0).count(), 4);
+    assert_eq!(draw.seed(33, 1), draw.seed(1, 1));
+    // Another comparison draws other pairs: of 200 draws, no two alike in their first 10 pairs.
+    let firsts: Vec<Vec<[u64; 2]>> = (0..200)
+        .map(|_| {
+            let d = Draw::new(16, &mut rng);
+            (0..20).step_by(2).map(|p| [d.seed(p, 0), d.seed(p, 1)]).collect()
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<_> = firsts.iter().collect();
+    assert_eq!(distinct.len(), 200);
+    // Every seed is drawn about as often in the first pair (16 seeds, 200 draws: 12.5 each on average).
+    let counts = (0..16).map(|i| firsts.iter().filter(|f| f[0][0] == 2 * i + 1).count());
+    assert!(counts.clone().all(|c| (2..=30).contains(&c)), "{:?}", counts.collect::<Vec<_>>());
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub(crate) mod compare;
 pub(crate) mod decision;
 pub(crate) mod duel;
 pub(crate) mod instructions;
+pub(crate) mod layout_floor;
 pub(crate) mod layouts;
 pub(crate) mod rounds;
 mod scan_windows;

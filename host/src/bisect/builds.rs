@@ -10,9 +10,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::bisect::git::Repo;
 
-/// The layouts made of each build of a bisection: seeds 1 to 28 serve a step of up to 28 processes (20 and the 8
-/// a duel may add), on either side.
-pub const LAYOUT_SEEDS: u64 = 28;
+/// The layouts made of each build of a bisection: seeds 1 to 32 serve a step's `--layouts auto` (its pools of
+/// 16 a side, odd seeds on one side and even on the other), whichever side the build is on.
+pub const LAYOUT_SEEDS: u64 = 2 * crate::analysis::layouts::POOL as u64;
 
 /// Builds commits of `repo`, one worktree at a time.
 pub struct Builder<'a> {

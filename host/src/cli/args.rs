@@ -136,11 +136,11 @@ pub(crate) struct RunArgs {
     /// with one paired verdict per series and metric. Only this build's records enter the stream.
     #[arg(long, value_name = "DIR")]
     pub(crate) against: Option<PathBuf>,
-    /// Code layouts of each build in a comparison with --against: `auto` runs every two of its processes on a
-    /// fresh pair of layouts, each library relinked with another padding seed (a build's link is one draw of
-    /// where its code lands, which alone moves the time by percents), so the verdict is true of the change,
-    /// not of one link; N cycles over N pairs; 1 (the default, until the proof of issue 63 is complete) runs
-    /// each build's library as built. A build whose link was not kept (made with `cargo build`, not `benchhost
+    /// Code layouts of each build in a comparison with --against: `auto` runs every two of its processes on
+    /// another pair of layouts, drawn at random from 16 of each build, each library relinked with another
+    /// padding seed (a build's link is one draw of where its code lands, which alone moves the time by
+    /// percents), so the verdict is true of the change, not of one link; N draws from N a build; 1 (the
+    /// default, until the proof of issue 63 is complete) runs each build's library as built. A build whose link was not kept (made with `cargo build`, not `benchhost
     /// build`) has one layout, and its verdicts say so.
     #[arg(long, value_name = "N|auto", default_value = "1", value_parser = parse_layouts)]
     pub(crate) layouts: Layouts,
@@ -337,20 +337,20 @@ fn parse_set(text: &str) -> Result<(String, String), String> {
 /// `--layouts`: how many pairs of code layouts a comparison with another build runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layouts {
-    /// A fresh pair for every two processes.
+    /// Pools of [`layouts::POOL`] layouts a side.
     Auto,
-    /// This many pairs, cycled over (1: each library as built).
+    /// Pools of this many layouts a side (1: each library as built).
     Pairs(u32),
 }
 
 impl Layouts {
-    /// The pairs a run's duels spread over, for `RunContext::layouts`: none without another build.
+    /// The layouts a side of each comparison draws from, for `RunContext::layouts`: none without another build.
     pub(crate) fn pairs(self, against: bool) -> Option<usize> {
         match self {
             _ if !against => None,
             Layouts::Pairs(1) => None,
             Layouts::Pairs(n) => Some(n as usize),
-            Layouts::Auto => Some(usize::MAX),
+            Layouts::Auto => Some(crate::analysis::layouts::POOL),
         }
     }
 }

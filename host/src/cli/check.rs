@@ -1,7 +1,8 @@
 //! `benchhost check PATH.so`: what a rig author runs before publishing a plugin. The library is probed in a
 //! child like any plugin; every descriptor is validated (names, unique parameters and metrics, defaults inside
 //! their own allowed sets and ranges); each rig then runs once with its defaults under `--quick` settings
-//! through the real child-process path, and its declared invariants are checked. One line per rig.
+//! through the real child-process path, and its declared invariants are checked. One line per rig, and one for
+//! the library's layouts when `benchhost build` kept them (each loaded as a plugin, the same plugin as the library).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,7 +15,7 @@ use benchhost_plugin_api::Descriptor;
 use crate::plan::config::Config;
 use crate::plan::matrix;
 use crate::plan::settings::Overrides;
-use crate::plugin::loader::{Loader, Trust};
+use crate::plugin::loader::{Loader, Plugin, Trust, probe};
 use crate::run::child_executor::ChildExecutor;
 use crate::run::context::{RunContext, WorkDir};
 use crate::run::in_rounds;
@@ -70,6 +71,7 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
             say(&format!("FAIL {}: {}", descriptor.name, problems.join("; ")))?;
         }
     }
+    failed += check_layouts(plugin, &exe)?;
     let overrides = Overrides { rigs: runnable, quick: true, deadline: Some(deadline), ..Overrides::default() };
     let cells =
         if overrides.rigs.is_empty() { Vec::new() } else { matrix::expand(&Config::empty(), &loader, &overrides)? };
@@ -103,6 +105,30 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
         }
     }
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The layouts kept beside the library (`benchhost build`): each is loaded in a child as any plugin is, and
+/// must say of itself what the library says (its rigs, ABI and build): a layout differs in where its code lies,
+/// nothing else. The number that failed.
+fn check_layouts(plugin: &Plugin, exe: &Path) -> Result<u32> {
+    let Some(variants) = plugin.variants() else { return Ok(0) };
+    let seeds = variants.made();
+    let probed = crate::in_order::map_in_order(seeds.clone(), 2, |seed| probe(exe, &variants.path(seed), None));
+    let mut failed = 0;
+    for (seed, info) in seeds.iter().zip(probed) {
+        let why = match info {
+            Ok(info) if info == plugin.info => continue,
+            Ok(_) => "it says of itself other rigs or another build than the library it is a layout of".into(),
+            Err(why) => why,
+        };
+        failed += 1;
+        say(&format!("FAIL layout seed {seed}: {why} ({})", variants.path(*seed).display()))?;
+    }
+    if failed == 0 && !seeds.is_empty() {
+        let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        say(&format!("pass layouts (seeds {list}): each loads with the library's rigs"))?;
+    }
+    Ok(failed)
 }
 
 /// One line of the report, through the broken-pipe-safe path (`benchhost check x.so | head -1`).

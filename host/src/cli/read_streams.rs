@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::analysis::calibrate;
+use crate::analysis::layout_floor::Floors;
 use benchhost_record::Record;
 use benchhost_record::history::{History, Needs};
 use benchhost_record::nightly::{Nightly, NightlyKey, Series};
@@ -55,7 +56,7 @@ pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
 }
 
 /// What a run or a comparison uses of the stream it appends to: the newest record of each series, every
-/// calibration, and the sizes (m) instruction counts used per rig, each once, the newest use last. Nothing when the stream does not
+/// calibration, the layout floors, and the sizes (m) instruction counts used per rig, each once, the newest use last. Nothing when the stream does not
 /// exist, is not a regular file (a device such as /dev/full reads zeros without end) or cannot be read: a run
 /// says why when it appends.
 #[derive(Debug, Default)]
@@ -63,6 +64,8 @@ pub(crate) struct Previous {
     pub newest: Vec<Record>,
     pub calibrations: Vec<Record>,
     pub counted: Vec<(String, u64)>,
+    /// The layout floors its comparisons over layouts measured.
+    pub floors: Floors,
 }
 
 /// See [`Previous`].
@@ -71,17 +74,22 @@ pub(crate) fn previous(path: &Path) -> Previous {
         return Previous::default();
     }
     let mut history = History::new(Needs::newest(1));
-    let (mut calibrations, mut counted) = (Vec::new(), Vec::new());
+    let (mut calibrations, mut counted, mut floors) = (Vec::new(), Vec::new(), Floors::default());
     let read = |entry: reader::Entry| {
         let record = entry.record;
+        // A verdict may carry a layout floor (few records are verdicts: they alone are kept for it).
+        let verdict = record.verdict.is_some().then(|| record.clone());
         let calibration = record.variant.contains_key(calibrate::MARK).then(|| record.clone());
         let count =
             record.cell.as_ref().and_then(|c| c.instructions.as_ref()).map(|c| (record.bench.clone(), c.iterations));
-        (History::arrival(record), calibration, count)
+        (History::arrival(record), calibration, count, verdict)
     };
     let pass = scan(path, read, |item| {
-        if let Scanned::Record((arrival, calibration, count)) = item {
+        if let Scanned::Record((arrival, calibration, count, verdict)) = item {
             history.push(arrival);
+            if let Some(verdict) = verdict {
+                floors.learn(&verdict);
+            }
             calibrations.extend(calibration);
             if let Some(count) = count {
                 counted.retain(|c| *c != count);
@@ -91,7 +99,7 @@ pub(crate) fn previous(path: &Path) -> Previous {
         Ok(())
     });
     match pass {
-        Ok(()) => Previous { newest: history.into_records(), calibrations, counted },
+        Ok(()) => Previous { newest: history.into_records(), calibrations, counted, floors },
         Err(_) => Previous::default(),
     }
 }

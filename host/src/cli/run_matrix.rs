@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use benchhost_plugin_api::Style;
 
-use crate::analysis::{compare, decision};
+use crate::analysis::{compare, decision, layout_floor};
 use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::matrix_setup::{current_exe, resolve_interleaved};
 use crate::plan::interleave::{self, Interleave};
@@ -140,6 +140,9 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     let comparisons = Comparisons { pairs: &pairs, duels: &duels, against: args.against.as_deref(), rounds };
     let mut verdicts = paired_verdicts(&outcome, &comparisons, &threshold, &run_info);
+    if args.against.is_some() {
+        layout_floor::say_one_layout(&mut verdicts, &previous.floors);
+    }
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }

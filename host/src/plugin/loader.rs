@@ -215,7 +215,8 @@ fn is_hashed(stem: &str) -> bool {
     stem.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-fn probe(exe: &Path, path: &Path, pin: Option<&str>) -> Result<PluginInfo, String> {
+/// Loads the library at `path` in a child, as discovery does: what it says of itself, or why it was refused.
+pub(crate) fn probe(exe: &Path, path: &Path, pin: Option<&str>) -> Result<PluginInfo, String> {
     let task = Task::Probe { path: path.to_owned(), pin: pin.map(str::to_owned) };
     let child = run_child(exe, &task, PROBE_DEADLINE, None, &mut |_| {});
     for message in child.messages {

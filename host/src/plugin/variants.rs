@@ -84,6 +84,19 @@ impl Variants {
         Ok((path, true))
     }
 
+    /// The seeds of the layouts made of this library so far, in order.
+    pub fn made(&self) -> Vec<u64> {
+        if !self.owned() {
+            return Vec::new();
+        }
+        let names =
+            std::fs::read_dir(&self.dir).into_iter().flatten().filter_map(|e| e.ok()?.file_name().into_string().ok());
+        let mut seeds: Vec<u64> =
+            names.filter_map(|n| n.strip_prefix("seed-")?.strip_suffix(".so")?.parse().ok()).collect();
+        seeds.sort_unstable();
+        seeds
+    }
+
     /// Whether the variants in the directory are of this library.
     fn owned(&self) -> bool {
         std::fs::read_to_string(self.dir.join("library.sha256")).is_ok_and(|s| s.trim() == self.sha256)

@@ -134,8 +134,8 @@ pub struct RunContext<'a> {
     pub instructions: Option<Counting>,
     /// Records this run has written so far, for the message of an interrupted run.
     pub written: usize,
-    /// Code layouts in duels: `None` each arm's library as built in every process (`--layouts 1`), else that
-    /// many pairs of layouts, each in two processes (`usize::MAX`: a fresh pair for every two processes).
+    /// Code layouts in duels: `None` each arm's library as built in every process (`--layouts 1`), else the
+    /// layouts a side draws its pairs from, each pair in two processes ([`crate::analysis::layouts::Draw`]).
     pub layouts: Option<usize>,
 }
 

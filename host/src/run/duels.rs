@@ -70,6 +70,7 @@ pub fn run(
         sized: asked.is_none(),
         first_overhead: vec![None; duels.len()],
         spent: vec![std::time::Duration::ZERO; duels.len()],
+        draws: layout_draws(duels.len(), ctx.layouts),
         progress: progress_bar(duels.iter().map(wanted).sum()),
     };
     for round in 0..rounds {
@@ -93,6 +94,15 @@ pub fn run(
         records[i] = Some(finish_cell(&cells[i], &per_cell[i], ctx, sink)?);
     }
     Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
+}
+
+/// Each duel's layout pairs from pools of `pool` layouts a side, in orders drawn from the OS's randomness: a
+/// run draws other pairs than the last (its seeds are in each verdict's `method.layouts`).
+fn layout_draws(duels: usize, pool: Option<usize>) -> Vec<Option<layouts::Draw>> {
+    use std::hash::{BuildHasher, Hasher};
+    let entropy = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let mut rng = crate::stats::bootstrap::Rng::new(entropy);
+    (0..duels).map(|_| pool.map(|pool| layouts::Draw::new(pool, &mut rng))).collect()
 }
 
 /// Says once per rig, when the run asked for layouts, which of its builds has one layout only: its verdicts
@@ -135,6 +145,8 @@ struct DuelsSoFar<'a> {
     first_overhead: Vec<Option<u64>>,
     /// Per duel, the wall time its processes took so far.
     spent: Vec<std::time::Duration>,
+    /// Per duel, its layout pairs (`--layouts`), drawn anew for each run.
+    draws: Vec<Option<layouts::Draw>>,
     progress: ProgressBar,
 }
 
@@ -161,11 +173,11 @@ impl DuelsSoFar<'_> {
         }
         self.progress.set_message(label.clone());
         let arms = [&cells[a], &cells[b]];
-        // Each two processes a fresh pair of code layouts, when a side's build kept its link (one draw of a
+        // Each two processes another pair of code layouts, when a side's build kept its link (one draw of a
         // link is one sample of layout, whatever the processes: see `analysis::layouts`).
-        let pairs = ctx.layouts.filter(|_| self.duels[d].mode != Mode::Concurrent);
-        let layouts = [0, 1]
-            .map(|s| pairs.filter(|_| ctx.executor.has_layouts(arms[s])).map(|pairs| layouts::seed(round, s, pairs)));
+        let draw = self.draws[d].as_ref().filter(|_| self.duels[d].mode != Mode::Concurrent);
+        let layouts =
+            [0, 1].map(|s| draw.filter(|_| ctx.executor.has_layouts(arms[s])).map(|draw| draw.seed(round, s)));
         let started = std::time::Instant::now();
         let (records, estimate, overhead_ns) = match self.duels[d].mode {
             Mode::Alternate => {
@@ -184,7 +196,7 @@ impl DuelsSoFar<'_> {
         };
         let estimate = estimate.map(|e| duel::Estimate {
             layouts,
-            pair: pairs.filter(|_| layouts.iter().any(Option::is_some)).map(|p| layouts::pair_of(round, p)),
+            pair: draw.filter(|_| layouts.iter().any(Option::is_some)).map(|draw| draw.pair_of(round)),
             ..e
         });
         self.spent[d] += started.elapsed();

@@ -49,6 +49,25 @@ fn a_generated_rig_crate_tests_builds_runs_and_passes_check_unchanged() {
     // The line names the rig's headline metric, the first it declares, not the alphabetically first.
     assert!(stdout.contains("pass demo_rig: sum_time "), "{stdout}");
 
+    // Layouts kept beside the library are loaded as plugins too, and one that is not the library's is named
+    // (a copy of the build: the target directory is shared with the bisect tests, whose layouts live there).
+    let copied = sandbox.path().join("copied");
+    let layouts = copied.join("layouts/libdemo_rig");
+    std::fs::create_dir_all(&layouts).unwrap();
+    std::fs::copy(&library, copied.join("libdemo_rig.so")).unwrap();
+    for seed in [1, 2] {
+        std::fs::copy(&library, layouts.join(format!("seed-{seed}.so"))).unwrap();
+    }
+    let sha256 = Command::new("sha256sum").arg(&library).output().unwrap().stdout;
+    std::fs::write(layouts.join("library.sha256"), &sha256[..64]).unwrap();
+    let out = sandbox.cmd().arg("check").arg(copied.join("libdemo_rig.so")).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("pass layouts (seeds 1, 2): each loads with the library's rigs"), "{stdout}");
+    std::fs::write(layouts.join("seed-2.so"), "not a library").unwrap();
+    let out = sandbox.cmd().arg("check").arg(copied.join("libdemo_rig.so")).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(verdicts(&stdout), ["FAIL layout seed 2", "pass demo_rig", "pass demo_rig_run"], "{stdout}");
+
     // regression: `benchhost check x.so | head -1` panicked (`println!` on a closed pipe, exit 101).
     let mut head = Command::new(crate::support::bin())
         .arg("check")

@@ -39,7 +39,11 @@ fn built_with_layouts() -> PathBuf {
 
 /// `run --plugin healthy --quick ARGS` of the build in `dir` against itself: its records and stderr.
 fn healthy_against_itself(dir: &Path, args: &[&str]) -> (Vec<Record>, String) {
-    let sandbox = Sandbox::new();
+    healthy_against_itself_in(&Sandbox::new(), dir, args)
+}
+
+/// The same, appending to `r.jsonl` in `sandbox`: every record of the stream, and stderr.
+fn healthy_against_itself_in(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> (Vec<Record>, String) {
     let mut cmd = sandbox.cmd();
     cmd.args(["run", "--plugin", "healthy", "--quick", "--out", "r.jsonl"]).args(args);
     let out = cmd.arg("--plugin-dir").arg(dir).arg("--against").arg(dir).output().unwrap();
@@ -69,8 +73,15 @@ fn a_comparison_runs_on_fresh_layouts_of_both_builds_and_its_verdict_says_which(
     let verdict = verdict_on(&records, "iter_time");
     let method = verdict.verdict.as_ref().unwrap().method.clone().unwrap();
     let split = method.layouts.clone().expect("the layouts the processes ran on");
-    // Processes 2k and 2k+1 ran pair k; this build the even seeds, the other the odd: never one layout twice.
-    assert_eq!((split.new, split.old, split.pairs), (vec![2, 2, 4, 4], vec![1, 1, 3, 3], 2));
+    // Processes 2k and 2k+1 ran pair k, drawn from pools of 2 a side: this build the even seeds, the other the
+    // odd, each used once: never one layout on both sides.
+    assert_eq!(split.pairs, 2);
+    for (seeds, pool) in [(&split.new, [2, 4]), (&split.old, [1, 3])] {
+        assert!(seeds.len() == 4 && seeds[0] == seeds[1] && seeds[2] == seeds[3], "{seeds:?}");
+        let mut drawn = vec![seeds[0], seeds[2]];
+        drawn.sort_unstable();
+        assert_eq!(drawn, pool, "{seeds:?}");
+    }
     assert!(split.between_processes.is_some(), "each pair ran twice: {method:?}");
     assert!(verdict.note.as_deref().unwrap().contains("on 2 layout pairs"), "{:?}", verdict.note);
     // The library each process loaded was the layout it was given, not the library as built.
@@ -85,4 +96,25 @@ fn a_build_without_its_link_has_one_layout_and_the_run_says_so() {
     assert!(stderr.contains("healthy: this build and the other build kept no link"), "{stderr}");
     let method = verdict_on(&records, "iter_time").verdict.unwrap().method.unwrap();
     assert!(method.layouts.is_none(), "{method:?}");
+}
+
+#[test]
+fn a_comparison_of_one_layout_a_side_names_the_floor_its_stream_measured_over_layouts() {
+    let built = built_with_layouts();
+    let sandbox = Sandbox::new();
+    let (first, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
+    let note = verdict_on(&first, "iter_time").note.unwrap();
+    assert!(note.contains("; one layout a side (--layouts 1): a change within the cell's layout floor"), "{note}");
+    healthy_against_itself_in(&sandbox, &built, &["--rounds", "4", "--layouts", "2"]);
+    let (all, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
+    let note = all
+        .iter()
+        .rev()
+        .find(|r| r.kind == Kind::Verdict && r.verdict.as_ref().unwrap().metric.as_deref() == Some("iter_time"))
+        .unwrap()
+        .note
+        .clone()
+        .unwrap();
+    assert!(note.contains("this cell's layout floor is "), "{note}");
+    assert!(note.contains("% (over layouts, 1 comparison in this stream)"), "{note}");
 }
