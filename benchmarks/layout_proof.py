@@ -15,7 +15,8 @@ Per cell (the per-rig proof's cells of benchmarks/rigs_proof.py, plus `wal_zstd_
   ab      A/B with layouts: never `improved`, and a CI95 holding the true change in at least 90%.
 Every comparison is `benchhost run FILTER --plugin RIG --plugin-dir NEW --against OLD`, half in each role order
 for A/A, saved to OUT/proof.json as soon as it ends: a rerun with the same OUT resumes. Release, idle machine.
-A cell's layout floor is the median of its `aa` comparisons' between-layout spread: exp(1.96 sigma) - 1.
+A cell's layout floor is exp(1.96 sigma) - 1, sigma the root mean square of its `aa` comparisons' between-layout
+spreads (as a run pools a stream's for a verdict's note).
 
 usage: python3 benchmarks/layout_proof.py [--parts builds,aa1,aa,truth,ab1,ab] [--cells wal_zstd_10k,...]
                                           [--comparisons 40] [--out target/layout-proof]
@@ -169,7 +170,9 @@ def summary(rows, truth=None):
             "wrong_sign": sum(1 for r in done if r["ratio"] and r["ratio"] < 1) if truth else None,
             "median_abs": statistics.median(abs(r["ratio"] - 1) for r in done) if done else None,
             "wall_median_s": statistics.median(walls) if walls else None,
-            "between_layouts_median": statistics.median(spreads) if spreads else None}
+            "between_layouts_median": statistics.median(spreads) if spreads else None,
+            # Pooled as a run pools a stream's comparisons for a verdict's note (`analysis::layout_floor`).
+            "between_layouts_rms": math.sqrt(sum(s * s for s in spreads) / len(spreads)) if spreads else None}
 
 
 def floor(sigma):
@@ -177,7 +180,7 @@ def floor(sigma):
 
 
 def table(proof):
-    print("| cell | one layout a side: alarms, median \\|ratio - 1\\| | with layouts: no_change, CI95 ∋ 1 | "
+    print("| cell | one layout a side: alarms, CI95 ∋ 1, median \\|ratio - 1\\| | with layouts: no_change, CI95 ∋ 1 | "
           "layout floor | wall per comparison, one layout / layouts |")
     print("|---|---|---|---|---|")
     for cell, row in proof.items():
@@ -185,11 +188,11 @@ def table(proof):
         if not many["n"]:
             continue
         alarms = one["regressed"] + one["improved"]
-        sigma = many["between_layouts_median"]
+        sigma = many["between_layouts_rms"]
         fl = f"{100 * floor(sigma):.1f}%" if sigma is not None else "-"
         med = f"{100 * one['median_abs']:.2f}%" if one["median_abs"] is not None else "-"
         wall = f"{one['wall_median_s']:.1f} s / {many['wall_median_s']:.1f} s" if one["n"] else f"{many['wall_median_s']:.1f} s"
-        print(f"| {cell} | {alarms}/{one['n']}, {med} | {many['no_change']}/{many['n']}, {many['ci_holds_1']}/{many['n']} "
+        print(f"| {cell} | {alarms}/{one['n']}, {one['ci_holds_1']}/{one['n']}, {med} | {many['no_change']}/{many['n']}, {many['ci_holds_1']}/{many['n']} "
               f"| {fl} | {wall} |")
     ab = [(c, r) for c, r in proof.items() if r.get("truth")]
     if ab:
