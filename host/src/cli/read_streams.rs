@@ -56,9 +56,9 @@ pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
 }
 
 /// What a run or a comparison uses of the stream it appends to: the newest record of each series, every
-/// calibration, the layout floors, and the sizes (m) instruction counts used per rig, each once, the newest use last. Nothing when the stream does not
-/// exist, is not a regular file (a device such as /dev/full reads zeros without end) or cannot be read: a run
-/// says why when it appends.
+/// calibration, the layout floors, and the sizes (m) instruction counts used per rig, each once, the newest
+/// use last. Nothing when the stream does not exist, is not a regular file (a device such as /dev/full reads
+/// zeros without end) or cannot be read: a run says why when it appends.
 #[derive(Debug, Default)]
 pub(crate) struct Previous {
     pub newest: Vec<Record>,
