@@ -9,6 +9,9 @@ Parts (each resumable: a finished part is kept in OUT/bisect.json and not run ag
   wall          the culprit adds a ~5% spin (the harness proof's 4,352 rounds for sort10k); wall time decides
   real          the wal rig: the culprit maps `compression = "lz4"` to ZSTD (a one-word slip in real code);
                 wall time on `wal compression=lz4 rows=1000` decides
+  wall_layouts, real_layouts
+                `wall` and `real` with every step over code layouts (`--layouts auto`, issue 63): each commit's
+                library relinked with 32 padding seeds, each step's processes on pairs drawn from them
 
 Every commit touches something: the even ones a comment in the rig's crate (so each step rebuilds it), the
 odd ones a text file outside any crate. Needs a release build of this workspace (the host, and the harness
@@ -66,9 +69,9 @@ def culprit_change(part, text):
     return text.replace(spin, "extra_rounds: p.spin_rounds as u64 + BUILT_IN_SPIN + 4352,", 1)
 
 
-def scratch(part, out):
-    """The scratch clone of this repository's HEAD with its 32 commits: (repo, good, commits)."""
-    repo = out / part / "repo"
+def scratch(part, into):
+    """The scratch clone of this repository's HEAD in `into` with `part`'s 32 commits: (repo, good, commits)."""
+    repo = into / "repo"
     if not repo.exists():
         subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
         git(repo, "config", "user.email", "proof@example.com")
@@ -89,8 +92,10 @@ def scratch(part, out):
 
 
 def run_part(part, out):
-    repo, good, commits = scratch(part, out)
-    cmd = [str(TARGET / "release/benchhost"), "bisect", good, commits[-1], *CELLS[part],
+    base = part.removesuffix("_layouts")
+    layouts = ["--layouts", "auto"] if part != base else []
+    repo, good, commits = scratch(base, out / part)
+    cmd = [str(TARGET / "release/benchhost"), "bisect", good, commits[-1], *CELLS[base], *layouts,
            "--plugin-dir", str(TARGET / "release"), "--json", "--out", str(out / part / "records.jsonl")]
     env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET), XDG_CACHE_HOME=str(out / part / "cache"))
     started = time.time()

@@ -159,8 +159,8 @@ pub fn decide(ratio: f64, ci95: [f64; 2], ci90: [f64; 2], higher_is_better: bool
 /// same decision. What extension is for is the headline that cannot decide: the 64 KiB copy's processes spread by
 /// 2-3%, which left 11 of 100 identical duels of 20 processes `inconclusive`.
 pub fn needs_more(estimates: &[Estimate], metric: &str, threshold: f64) -> bool {
-    let logs: Vec<f64> = estimates.iter().filter_map(|e| e.log_ratios.get(metric).copied()).collect();
-    let Some((ratio, ci95, ci90)) = intervals(&logs) else { return false };
+    let measured: Vec<&Estimate> = estimates.iter().filter(|e| e.log_ratios.contains_key(metric)).collect();
+    let Some((ratio, ci95, ci90)) = verdict_intervals(&measured, metric) else { return false };
     let widen = |[lo, hi]: [f64; 2]| [lo, hi].map(|bound| ratio * (bound / ratio).powf(INTERIM_WIDENING));
     decide(ratio, widen(ci95), widen(ci90), false, threshold) == Decision::Inconclusive
 }
@@ -217,9 +217,8 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
         let logs: Vec<f64> = measured.iter().map(|e| e.log_ratios[name]).collect();
         let Some(summary) = stats::summarize(&logs) else { continue };
         let threshold = threshold(paired.arm, name);
-        // Over layout pairs, the unit drawn independently; over processes when each ran its library as built.
         let clustered: Vec<(usize, f64)> = measured.iter().zip(&logs).map(|(e, l)| (e.pair.unwrap_or(0), *l)).collect();
-        let intervals = if laid_out { intervals(&layouts::cluster_means(&clustered)) } else { intervals(&logs) };
+        let intervals = verdict_intervals(&measured, name);
         let ratio = intervals.map_or(summary.mean.exp(), |(ratio, _, _)| ratio);
         let mut verdict = Verdict {
             metric: Some(name.clone()),
@@ -314,8 +313,35 @@ fn layout_split(measured: &[&Estimate], clustered: &[(usize, f64)]) -> LayoutSpl
     }
 }
 
+/// The estimate of `metric` over the processes that measured it and its CI95 and CI90 (ratios): over layout
+/// pairs when the processes ran on them, the unit drawn independently ([`layouts`]), with [`pair_intervals`];
+/// over processes, with [`intervals`], when each ran its libraries as built. The verdict and the look that
+/// decides whether a duel needs more processes take the same interval, or a duel would stop on a narrower one
+/// than its verdict is then taken on.
+fn verdict_intervals(measured: &[&Estimate], metric: &str) -> Option<(f64, [f64; 2], [f64; 2])> {
+    let clustered: Vec<(usize, f64)> = measured.iter().map(|e| (e.pair.unwrap_or(0), e.log_ratios[metric])).collect();
+    if measured.iter().any(|e| e.pair.is_some()) {
+        pair_intervals(&layouts::cluster_means(&clustered))
+    } else {
+        intervals(&clustered.iter().map(|(_, l)| *l).collect::<Vec<f64>>())
+    }
+}
+
 /// Fraction of the processes cut at each end before their estimates are averaged.
 pub const PROCESS_TRIM: f64 = 0.2;
+
+/// The fewest layout pairs whose means are trimmed as processes are: fewer keep too few for Yuen's interval.
+/// A run-style duel's 10 processes are 5 pairs; trimmed, 3 remain and the CI95 takes t = 4.30 (2 degrees of
+/// freedom) where the plain mean's takes 2.78: ~1.5x as wide on normal pairs (`layouts_tests`). Over layouts,
+/// compaction's A/A comparisons were `inconclusive` at ±3% in 9 of 40 so, 1 of 40 on the plain mean
+/// (`results/layout-proof.json`). A pair's mean already halves what a disturbed process adds to it.
+pub const TRIMMED_PAIRS: usize = 7;
+
+/// [`intervals`] over the means of layout pairs, untrimmed below [`TRIMMED_PAIRS`] pairs (Student-t with one
+/// degree of freedom fewer than the pairs).
+pub(crate) fn pair_intervals(means: &[f64]) -> Option<(f64, [f64; 2], [f64; 2])> {
+    if means.len() >= TRIMMED_PAIRS { intervals(means) } else { trimmed_intervals(means, 0.0) }
+}
 
 /// The estimate over processes and its CI95 and CI90, as ratios: the 20% trimmed mean of the per-process log
 /// ratios with Yuen's interval (the winsorized variance, Student-t with h - 1 degrees of freedom, h the
@@ -324,8 +350,13 @@ pub const PROCESS_TRIM: f64 = 0.2;
 /// standard deviation doubles, which is what kept identical arms from being called `no_change`. `None` when
 /// fewer than two processes remain.
 pub(crate) fn intervals(logs: &[f64]) -> Option<(f64, [f64; 2], [f64; 2])> {
+    trimmed_intervals(logs, PROCESS_TRIM)
+}
+
+/// Yuen's interval of the mean of `logs` trimmed by `trim` at each end (the plain mean's Student-t at 0).
+fn trimmed_intervals(logs: &[f64], trim: f64) -> Option<(f64, [f64; 2], [f64; 2])> {
     let n = logs.len();
-    let cut = (n as f64 * PROCESS_TRIM).floor() as usize;
+    let cut = (n as f64 * trim).floor() as usize;
     let kept = n - 2 * cut;
     if kept < 2 {
         return None;

@@ -196,3 +196,25 @@ fn a_duel_gets_more_processes_only_while_its_headline_is_undecided() {
     }
     assert!(!more(&two) && needs_more(&two, "p99", 0.03));
 }
+
+#[test]
+fn a_duel_over_layouts_is_judged_for_more_processes_on_its_pairs_as_its_verdict_is() {
+    // Five layout pairs whose two processes agree: over the 10 processes, each pair counted twice, the CI90 is
+    // ±1.0% (±1.6% 1.5 times as wide, within ±2%); over the 5 pairs' means ±1.5% (±2.3%): undecided.
+    let means = [-0.02, 0.0, 0.02, -0.01, 0.01];
+    let estimate = |k: usize, pair: Option<usize>| Estimate {
+        log_ratios: BTreeMap::from([("time".to_string(), means[k / 2])]),
+        pairs: 15,
+        pair,
+        ..Estimate::default()
+    };
+    let as_built: Vec<Estimate> = (0..10).map(|k| estimate(k, None)).collect();
+    let laid_out: Vec<Estimate> = (0..10).map(|k| estimate(k, Some(k / 2))).collect();
+    assert!(!needs_more(&as_built, "time", 0.02));
+    assert!(needs_more(&laid_out, "time", 0.02));
+    // And the verdict of the same processes is taken on the same pairs.
+    let verdict = &judged(&laid_out, "alternate_runs")[0];
+    let [lo, hi] = verdict.ci95.unwrap();
+    let plain = crate::analysis::duel::pair_intervals(&means).unwrap().1;
+    assert!((lo - plain[0]).abs() < 1e-12 && (hi - plain[1]).abs() < 1e-12, "{lo} {hi} against {plain:?}");
+}

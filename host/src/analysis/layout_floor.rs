@@ -56,11 +56,16 @@ pub fn say_one_layout(verdicts: &mut [Record], floors: &Floors) {
             (Some(_), None) => continue,
             (Some(_), Some(floor)) => format!("; {}", known(floor)),
             (None, Some(floor)) => {
-                format!("; one layout a side (--layouts 1): {}, and a change within it may be the links'", known(floor))
+                format!(
+                    "; one layout a side (each library as built): {}, and a change within it may be the links'",
+                    known(floor)
+                )
             }
-            (None, None) => "; one layout a side (--layouts 1): a change within the cell's layout floor may be the \
-                             links' (measure the floor with `--layouts auto` against this build itself)"
-                .to_string(),
+            (None, None) => {
+                "; one layout a side (each library as built): a change within the cell's layout floor may be the \
+                 links' (measure the floor with `--layouts auto` against this build itself)"
+                    .to_string()
+            }
         };
         let note = record.note.get_or_insert_with(String::new);
         note.push_str(&said);

@@ -44,15 +44,15 @@ fn a_verdict_of_one_layout_a_side_says_so_with_the_floor_when_it_is_known() {
     let unknown = noted(verdict(10, None, None), &floors);
     assert_eq!(
         unknown,
-        "n; one layout a side (--layouts 1): a change within the cell's layout floor may be the links' (measure the \
-         floor with `--layouts auto` against this build itself)"
+        "n; one layout a side (each library as built): a change within the cell's layout floor may be the links' \
+         (measure the floor with `--layouts auto` against this build itself)"
     );
     floors.learn(&verdict(10, Some(vec![2, 4]), Some(0.01)));
     let known = noted(verdict(10, None, None), &floors);
     assert_eq!(
         known,
-        "n; one layout a side (--layouts 1): this cell's layout floor is 2.0% (over layouts, 1 comparison in this \
-         stream), and a change within it may be the links'"
+        "n; one layout a side (each library as built): this cell's layout floor is 2.0% (over layouts, 1 comparison \
+         in this stream), and a change within it may be the links'"
     );
     // A side as built beside layouts of the other: its note said so; the floor is added when known.
     assert_eq!(noted(verdict(10, Some(vec![]), Some(0.01)), &Floors::default()), "n");

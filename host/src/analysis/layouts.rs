@@ -7,7 +7,8 @@
 //! the samples in a process).
 //!
 //! The verdict's interval is taken over the pairs' means, the unit that is drawn independently: processes
-//! that share a layout share its effect, and an interval over them would count it once per process. The
+//! that share a layout share its effect, and an interval over them would count it once per process (and under
+//! 7 pairs over their plain mean: [`crate::analysis::duel::TRIMMED_PAIRS`]). The
 //! spread of the log ratio is split by the method of moments of a balanced nested design: between the
 //! processes of one layout pair (their mean squared difference), between layout pairs (what their means
 //! spread beyond that), and within a process (its pairs' sampling). Pure.

@@ -84,6 +84,26 @@ fn an_interval_over_the_pairs_means_covers_the_change_and_one_over_processes_doe
 }
 
 #[test]
+fn five_pairs_take_the_plain_mean_which_covers_the_change_at_two_thirds_of_the_trimmed_width() {
+    // A run-style duel: 10 processes, 5 layout pairs (compaction: layouts ~0.7%, processes ~1.8%).
+    let mut rng = Rng::new(632);
+    let (mut holds, mut plain_width, mut trimmed_width) = (0, 0.0, 0.0);
+    for _ in 0..2000 {
+        let means = cluster_means(&duel(&mut rng, 5, 0.01, 0.007, 0.018));
+        let (_, [lo, hi], _) = crate::analysis::duel::pair_intervals(&means).unwrap();
+        holds += usize::from(lo <= 0.01f64.exp() && 0.01f64.exp() <= hi);
+        plain_width += (hi / lo).ln();
+        let (_, [lo, hi], _) = crate::analysis::duel::intervals(&means).unwrap();
+        trimmed_width += (hi / lo).ln();
+    }
+    assert!((1860..=1960).contains(&holds), "over 5 pairs' plain mean: {holds} of 2000");
+    assert!(plain_width < 0.7 * trimmed_width, "{plain_width} against {trimmed_width}");
+    // From 7 pairs on, the pairs' means are trimmed as processes are.
+    let seven = cluster_means(&duel(&mut rng, 7, 0.0, 0.007, 0.018));
+    assert_eq!(crate::analysis::duel::pair_intervals(&seven), crate::analysis::duel::intervals(&seven));
+}
+
+#[test]
 fn the_floor_is_the_95_percent_reach_of_one_layout_pair() {
     assert!((floor(0.01) - 0.0198).abs() < 0.0002, "{}", floor(0.01));
     assert_eq!(floor(0.0), 0.0);

@@ -7,6 +7,7 @@
 //! target/release/layouts/librig_wal.so.sha256       the SHA-256 of the library that link made
 //! target/release/layouts/librig_wal/seed-7.so       layout seed 7, linked when first needed
 //! target/release/layouts/librig_wal/library.sha256  which library the variants are of
+//! target/release/layouts/librig_wal.lock            held while a variant is made
 //! ```
 //!
 //! A link line is used only while the library beside it is the one it made: a later `cargo build` (without
@@ -68,6 +69,15 @@ impl Variants {
     /// The file of layout `seed`, linked now if it was not before; whether it was linked now.
     pub fn ensure(&self, seed: u64) -> Result<(PathBuf, bool)> {
         let path = self.path(seed);
+        if self.owned() && path.is_file() {
+            return Ok((path, false));
+        }
+        // Another benchhost may be making this library's layouts (two runs, or the processes of one test
+        // suite, on one build): one at a time, or one would clear or rename what the other is writing.
+        let lock = self.dir.with_extension("lock");
+        std::fs::create_dir_all(self.dir.parent().unwrap_or(Path::new(".")))?;
+        let lock = std::fs::File::create(&lock).with_context(|| format!("creating {}", lock.display()))?;
+        lock.lock().with_context(|| format!("waiting for the layouts of {}", self.dir.display()))?;
         if self.owned() && path.is_file() {
             return Ok((path, false));
         }

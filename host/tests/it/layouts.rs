@@ -104,7 +104,10 @@ fn a_comparison_of_one_layout_a_side_names_the_floor_its_stream_measured_over_la
     let sandbox = Sandbox::new();
     let (first, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
     let note = verdict_on(&first, "iter_time").note.unwrap();
-    assert!(note.contains("; one layout a side (--layouts 1): a change within the cell's layout floor"), "{note}");
+    assert!(
+        note.contains("; one layout a side (each library as built): a change within the cell's layout floor"),
+        "{note}"
+    );
     healthy_against_itself_in(&sandbox, &built, &["--rounds", "4", "--layouts", "2"]);
     let (all, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
     let note = all
