@@ -18,6 +18,8 @@ for A/A, saved to OUT/proof.json as soon as it ends: a rerun with the same OUT r
 A cell's layout floor is exp(1.96 sigma) - 1, sigma the root mean square of its `aa` comparisons' between-layout
 spreads (as a run pools a stream's for a verdict's note).
 
+Parts joined by `+` (`aa1+aa`) take turns, one comparison of each in turn, so that both see the same machine.
+
 usage: python3 benchmarks/layout_proof.py [--parts builds,aa1,aa,truth,ab1,ab] [--cells wal_zstd_10k,...]
                                           [--comparisons 40] [--out target/layout-proof]
        python3 benchmarks/layout_proof.py --table results/layout-proof.json
@@ -225,24 +227,28 @@ def main():
     path = os.path.join(args.out, "proof.json")
     proof = json.load(open(path)) if os.path.exists(path) else {}
     save = lambda: json.dump(proof, open(path, "w"), indent=1)
-    for part in args.parts.split(","):
+    for parts in args.parts.split(","):
         for cell in args.cells.split(","):
             row = proof.setdefault(cell, {"filter": CELLS[cell][3], "set": SETS.get(cell, [])})
-            if part == "builds":
+            if parts == "builds":
                 if "built" not in row:
                     part_builds(cell, row, args)
                     row["built"] = time.strftime("%Y-%m-%d %H:%M")
                     save()
                 continue
-            if part in ("truth", "ab1", "ab") and cell not in args.ab:
-                continue
-            done = row.setdefault(part, [])
-            wanted = 1 if part == "truth" else args.comparisons
-            for i in range(len(done), wanted):
-                done.append(comparison(cell, part, i, args))
-                save()
+            # Parts joined by `+` take turns, comparison by comparison: what the machine does meanwhile (a
+            # noisy half hour) then falls on both alike, not on whichever part ran during it.
+            together = [p for p in parts.split("+") if p not in ("truth", "ab1", "ab") or cell in args.ab]
+            wanted = {p: 1 if p == "truth" else args.comparisons for p in together}
+            for i in range(max(wanted.values(), default=0)):
+                for part in together:
+                    done = row.setdefault(part, [])
+                    if len(done) <= i < wanted[part]:
+                        done.append(comparison(cell, part, len(done), args))
+                        save()
             truth = row["truth"][0]["ratio"] if row.get("truth") else None
-            print(f"{cell} {part}: {summary(done, truth)}", flush=True)
+            for part in together:
+                print(f"{cell} {part}: {summary(row[part], truth)}", flush=True)
     table(proof)
 
 
