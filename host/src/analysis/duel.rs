@@ -333,7 +333,7 @@ pub const PROCESS_TRIM: f64 = 0.2;
 /// The fewest layout pairs whose means are trimmed as processes are: fewer keep too few for Yuen's interval.
 /// A run-style duel's 10 processes are 5 pairs; trimmed, 3 remain and the CI95 takes t = 4.30 (2 degrees of
 /// freedom) where the plain mean's takes 2.78: ~1.5x as wide on normal pairs (`layouts_tests`). Over layouts,
-/// compaction's A/A comparisons were `inconclusive` at ±3% in 9 of 40 so, 1 of 40 on the plain mean
+/// compaction's A/A comparisons were `inconclusive` at ±3% in 9 of 40 so; on the plain mean, in none of 40
 /// (`results/layout-proof.json`). A pair's mean already halves what a disturbed process adds to it.
 pub const TRIMMED_PAIRS: usize = 7;
 
