@@ -226,7 +226,10 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "proof.json")
     proof = json.load(open(path)) if os.path.exists(path) else {}
-    save = lambda: json.dump(proof, open(path, "w"), indent=1)
+    def save():  # through a file renamed into place: a run stopped while saving loses one comparison at most
+        with open(path + ".partial", "w") as f:
+            json.dump(proof, f, indent=1)
+        os.replace(path + ".partial", path)
     for parts in args.parts.split(","):
         for cell in args.cells.split(","):
             row = proof.setdefault(cell, {"filter": CELLS[cell][3], "set": SETS.get(cell, [])})
