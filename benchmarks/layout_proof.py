@@ -9,8 +9,10 @@ Per cell (the per-rig proof's cells of benchmarks/rigs_proof.py, plus `wal_zstd_
   aa1     rebuild A/A, one layout a side (`--layouts 1`, as before issue 63): how often a verdict is
           `regressed` or `improved`, and the median |ratio - 1|.
   aa      rebuild A/A with layouts (the default): `no_change` at least 95%, CI95 holding 1 at least 93%.
-  truth   the slower build against the plain one over both pools of 16 layouts, each pair in 4 processes
-          (`--rounds 64`), once: the true change, of the pools the comparisons draw from.
+  truth   the slower build against the plain one over both pools of 16 layouts, each pair in 16 processes
+          (`--rounds 256`, else --truth-rounds), once: the true change, of the pools the comparisons draw from.
+          It is the plain mean of the processes' log ratios: the 16 pairs hold each layout of each pool once,
+          so the layouts' effects cancel into the pools' means and only the processes' noise is left in it.
   ab1     A/B, one layout a side: how often the sign is wrong.
   ab      A/B with layouts: never `improved`, and a CI95 holding the true change in at least 90%.
 Every comparison is `benchhost run FILTER --plugin RIG --plugin-dir NEW --against OLD`, half in each role order
@@ -38,6 +40,7 @@ CELLS = rigs_proof.CELLS
 SETS = rigs_proof.SETS
 SEEDS = {"a": 1001, "b": 1002, "s": 1003}
 SLOWER = 0.01
+POOL = 16  # layouts a side under `--layouts auto` (`analysis::layouts::POOL`)
 
 
 def sh(args, env=None):
@@ -141,7 +144,7 @@ def comparison(cell, kind, i, args):
         new, old = (d["a"], d["b"]) if i % 2 == 0 else (d["b"], d["a"])
     extra = ["--layouts", "1" if kind.endswith("1") else "auto"]
     if kind == "truth":
-        extra += ["--rounds", "64"]
+        extra += ["--rounds", str(args.truth_rounds)]
     _, lib, rig, label, metric, _ = CELLS[cell]
     path = os.path.join(args.out, "run.jsonl")
     if os.path.exists(path):
@@ -158,6 +161,19 @@ def comparison(cell, kind, i, args):
             "ci95": v and v.get("ci95"), "new": os.path.basename(new), "pairs": layouts.get("pairs"),
             "between_layouts": layouts.get("between_layouts"), "between_processes": layouts.get("between_processes"),
             "log_ratios": v and v["method"].get("log_ratios")}
+
+
+def pools_truth(record):
+    """The true change of the pools, from a `truth` comparison: exp of its processes' mean log ratio, with the
+    standard error left by the processes alone (their spread within each layout pair), and its process count."""
+    logs = record["log_ratios"]
+    pairs = {}
+    for i, x in enumerate(logs):  # processes 2k and 2k + 1 run pair k, cycling over the pairs
+        pairs.setdefault((i // 2) % POOL, []).append(x)
+    mean = statistics.fmean(logs)
+    residuals = [x - statistics.fmean(p) for p in pairs.values() for x in p]
+    se = math.sqrt(sum(r * r for r in residuals) / (len(logs) - len(pairs)) / len(logs))
+    return math.exp(mean), se, len(logs)
 
 
 def summary(rows, truth=None):
@@ -199,13 +215,14 @@ def table(proof):
     ab = [(c, r) for c, r in proof.items() if r.get("truth")]
     if ab:
         print()
-        print("| cell (+~1%) | true change (the pools, 64 processes) | one layout a side: wrong sign, regressed | "
+        print("| cell (+~1%) | true change (the pools' means, ± its standard error) | one layout a side: wrong sign, regressed | "
               "with layouts: improved, CI95 holds the truth, regressed |")
         print("|---|---|---|---|")
         for cell, row in ab:
-            truth = row["truth"][0]["ratio"]
+            truth, se, processes = pools_truth(row["truth"][0])
             one, many = summary(row.get("ab1", []), truth), summary(row.get("ab", []), truth)
-            print(f"| {cell} | x{truth:.4f} | {one['wrong_sign']}/{one['n']}, {one['regressed']}/{one['n']} "
+            print(f"| {cell} | x{truth:.4f} ±{100 * se:.2f}% ({processes} processes) "
+                  f"| {one['wrong_sign']}/{one['n']}, {one['regressed']}/{one['n']} "
                   f"| {many['improved']}/{many['n']}, {many['ci_holds_truth']}/{many['n']}, "
                   f"{many['regressed']}/{many['n']} |")
 
@@ -217,6 +234,7 @@ def main():
     p.add_argument("--cells", default=",".join(CELLS))
     p.add_argument("--ab", default="wal_zstd_10k,querier_warm,cache_tier_datafusion",
                    help="the cells that also get an A/B of a +1%% change")
+    p.add_argument("--truth-rounds", type=int, default=256, help="processes of the truth (16 per pair at 256)")
     p.add_argument("--out", default=os.path.join(TARGET, "layout-proof"))
     p.add_argument("--table")
     args = p.parse_args()
@@ -249,7 +267,7 @@ def main():
                     if len(done) <= i < wanted[part]:
                         done.append(comparison(cell, part, len(done), args))
                         save()
-            truth = row["truth"][0]["ratio"] if row.get("truth") else None
+            truth = pools_truth(row["truth"][0])[0] if row.get("truth") else None
             for part in together:
                 print(f"{cell} {part}: {summary(row[part], truth)}", flush=True)
     table(proof)

@@ -32,7 +32,7 @@ pub struct Opened {
 pub enum Load<'a> {
     /// From its file, hashed through the descriptor it is loaded from (a probe).
     InPlace,
-    /// From a private copy of its own (see [`private_copy`]): of the file, hashed as it is copied, or of the
+    /// From a private copy of its own (see [`private_copy`]): of the file, hashed once copied, or of the
     /// run's sealed memfd of it (`(descriptor, its SHA-256)`, see `plugin::sealed`), whose hash holds.
     PrivateCopy { sealed: Option<(i32, &'a str)> },
 }
@@ -110,13 +110,22 @@ pub fn open_prepared(prepared: Prepared, pin: Option<&str>) -> Result<Opened, St
 /// A copy written by this process gets pages of its own, and written in a shuffled order (from the run's sealed
 /// memfd, the usual way) a placement of its own too, which becomes between-process noise the verdict's interval
 /// carries. (A memfd rather than a file in the scratch directory: nothing for the file system to allocate and
-/// truncate.) A copy that hashes the file as it reads it (a child without the sealed memfd) is written in order.
+/// truncate.) With `hash`, the copy is hashed after it is written: a child without the run's sealed memfd (every
+/// process of a comparison over code layouts, whose layouts the run does not seal) has a placement of its own
+/// too, and the hash is of the very bytes it loads (written in order as they were hashed, its copies shared a
+/// placement within a run again).
 fn private_copy(source: File, hash: bool) -> Result<(File, Option<String>), String> {
+    use std::io::{Seek, SeekFrom};
     let fail = |e: std::io::Error| format!("copying it into memory: {e}");
     let mut copy = crate::plugin::sealed::memfd(c"benchhost-plugin", libc::MFD_CLOEXEC).map_err(fail)?;
+    copy_shuffled(&source, &copy).map_err(fail)?;
     let sha256 = match hash {
-        true => Some(crate::plugin::sealed::copy_hashing(source, &mut copy).map_err(fail)?),
-        false => copy_shuffled(&source, &copy).map(|()| None).map_err(fail)?,
+        true => {
+            let sha256 = sha256_of(&copy).map_err(fail)?;
+            copy.seek(SeekFrom::Start(0)).map_err(fail)?;
+            Some(sha256)
+        }
+        false => None,
     };
     Ok((copy, sha256))
 }
