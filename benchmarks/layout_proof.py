@@ -10,9 +10,10 @@ Per cell (the per-rig proof's cells of benchmarks/rigs_proof.py, plus `wal_zstd_
           `regressed` or `improved`, and the median |ratio - 1|.
   aa      rebuild A/A with layouts (the default): `no_change` at least 95%, CI95 holding 1 at least 93%.
   truth   the slower build against the plain one over both pools of 16 layouts, each pair in 16 processes
-          (`--rounds 256`, else --truth-rounds), once: the true change, of the pools the comparisons draw from.
-          It is the plain mean of the processes' log ratios: the 16 pairs hold each layout of each pool once,
-          so the layouts' effects cancel into the pools' means and only the processes' noise is left in it.
+          (`--rounds 256`, else --truth-rounds), in 2 runs (--truth-runs): the true change, of the pools the
+          comparisons draw from. It is the plain mean of all the runs' processes' log ratios: each run's 16
+          pairs hold each layout of each pool once, so the layouts' effects cancel into the pools' means; the
+          runs are pooled because one run's processes share an error of their own.
   ab1     A/B, one layout a side: how often the sign is wrong.
   ab      A/B with layouts: never `improved`, and a CI95 holding the true change in at least 90%.
 Every comparison is `benchhost run FILTER --plugin RIG --plugin-dir NEW --against OLD`, half in each role order
@@ -163,17 +164,23 @@ def comparison(cell, kind, i, args):
             "log_ratios": v and v["method"].get("log_ratios")}
 
 
-def pools_truth(record):
-    """The true change of the pools, from a `truth` comparison: exp of its processes' mean log ratio, with the
-    standard error left by the processes alone (their spread within each layout pair), and its process count."""
-    logs = record["log_ratios"]
-    pairs = {}
-    for i, x in enumerate(logs):  # processes 2k and 2k + 1 run pair k, cycling over the pairs
-        pairs.setdefault((i // 2) % POOL, []).append(x)
-    mean = statistics.fmean(logs)
-    residuals = [x - statistics.fmean(p) for p in pairs.values() for x in p]
-    se = math.sqrt(sum(r * r for r in residuals) / (len(logs) - len(pairs)) / len(logs))
-    return math.exp(mean), se, len(logs)
+def pools_truth(runs):
+    """The true change of the pools, from the `truth` runs: exp of the mean log ratio of all their processes
+    (each run's pairs hold each layout of each pool alike, so the layouts' effects cancel into the pools'
+    means), the standard error its processes leave (their spread within each layout pair), and each run's own
+    estimate. A run's estimate errs by more than that standard error (what one run's processes share: three
+    of cache_tier's read x1.0043, x1.0079 and x1.0043 at ±0.12-0.32%), so the truth pools every run made."""
+    logs, residuals, pairs_n, each = [], [], 0, []
+    for run in runs:
+        pairs = {}
+        for i, x in enumerate(run["log_ratios"]):  # processes 2k and 2k + 1 run pair k, cycling over the pairs
+            pairs.setdefault((i // 2) % POOL, []).append(x)
+        logs += run["log_ratios"]
+        residuals += [x - statistics.fmean(p) for p in pairs.values() for x in p]
+        pairs_n += len(pairs)
+        each.append(math.exp(statistics.fmean(run["log_ratios"])))
+    se = math.sqrt(sum(r * r for r in residuals) / (len(logs) - pairs_n) / len(logs))
+    return math.exp(statistics.fmean(logs)), se, len(logs), each
 
 
 def summary(rows, truth=None):
@@ -219,9 +226,10 @@ def table(proof):
               "with layouts: improved, CI95 holds the truth, regressed |")
         print("|---|---|---|---|")
         for cell, row in ab:
-            truth, se, processes = pools_truth(row["truth"][0])
+            truth, se, processes, each = pools_truth(row["truth"])
             one, many = summary(row.get("ab1", []), truth), summary(row.get("ab", []), truth)
-            print(f"| {cell} | x{truth:.4f} ±{100 * se:.2f}% ({processes} processes) "
+            runs = ", ".join(f"x{r:.4f}" for r in each)
+            print(f"| {cell} | x{truth:.4f} ±{100 * se:.2f}% ({processes} processes; runs {runs}) "
                   f"| {one['wrong_sign']}/{one['n']}, {one['regressed']}/{one['n']} "
                   f"| {many['improved']}/{many['n']}, {many['ci_holds_truth']}/{many['n']}, "
                   f"{many['regressed']}/{many['n']} |")
@@ -234,7 +242,8 @@ def main():
     p.add_argument("--cells", default=",".join(CELLS))
     p.add_argument("--ab", default="wal_zstd_10k,querier_warm,cache_tier_datafusion",
                    help="the cells that also get an A/B of a +1%% change")
-    p.add_argument("--truth-rounds", type=int, default=256, help="processes of the truth (16 per pair at 256)")
+    p.add_argument("--truth-rounds", type=int, default=256, help="processes of a truth run (16 a pair at 256)")
+    p.add_argument("--truth-runs", type=int, default=2, help="truth runs, pooled")
     p.add_argument("--out", default=os.path.join(TARGET, "layout-proof"))
     p.add_argument("--table")
     args = p.parse_args()
@@ -260,14 +269,14 @@ def main():
             # Parts joined by `+` take turns, comparison by comparison: what the machine does meanwhile (a
             # noisy half hour) then falls on both alike, not on whichever part ran during it.
             together = [p for p in parts.split("+") if p not in ("truth", "ab1", "ab") or cell in args.ab]
-            wanted = {p: 1 if p == "truth" else args.comparisons for p in together}
+            wanted = {p: args.truth_runs if p == "truth" else args.comparisons for p in together}
             for i in range(max(wanted.values(), default=0)):
                 for part in together:
                     done = row.setdefault(part, [])
                     if len(done) <= i < wanted[part]:
                         done.append(comparison(cell, part, len(done), args))
                         save()
-            truth = pools_truth(row["truth"][0])[0] if row.get("truth") else None
+            truth = pools_truth(row["truth"])[0] if row.get("truth") else None
             for part in together:
                 print(f"{cell} {part}: {summary(row[part], truth)}", flush=True)
     table(proof)

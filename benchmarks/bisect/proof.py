@@ -10,8 +10,9 @@ Parts (each resumable: a finished part is kept in OUT/bisect.json and not run ag
   real          the wal rig: the culprit maps `compression = "lz4"` to ZSTD (a one-word slip in real code);
                 wall time on `wal compression=lz4 rows=1000` decides
   wall_layouts, real_layouts
-                `wall` and `real` with every step over code layouts (`--layouts auto`, issue 63): each commit's
-                library relinked with 32 padding seeds, each step's processes on pairs drawn from them
+                `wall` and `real` with every step over code layouts (`--layouts auto`, the default since issue
+                63; the other parts run `--layouts 1`): each commit's library relinked with 32 padding seeds,
+                each step's processes on pairs drawn from them
 
 Every commit touches something: the even ones a comment in the rig's crate (so each step rebuilds it), the
 odd ones a text file outside any crate. Needs a release build of this workspace (the host, and the harness
@@ -93,7 +94,7 @@ def scratch(part, into):
 
 def run_part(part, out):
     base = part.removesuffix("_layouts")
-    layouts = ["--layouts", "auto"] if part != base else []
+    layouts = ["--layouts", "auto" if part != base else "1"]
     repo, good, commits = scratch(base, out / part)
     cmd = [str(TARGET / "release/benchhost"), "bisect", good, commits[-1], *CELLS[base], *layouts,
            "--plugin-dir", str(TARGET / "release"), "--json", "--out", str(out / part / "records.jsonl")]

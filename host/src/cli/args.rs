@@ -136,13 +136,13 @@ pub(crate) struct RunArgs {
     /// with one paired verdict per series and metric. Only this build's records enter the stream.
     #[arg(long, value_name = "DIR")]
     pub(crate) against: Option<PathBuf>,
-    /// Code layouts of each build in a comparison with --against: `auto` runs every two of its processes on
-    /// another pair of layouts, drawn at random from 16 of each build, each library relinked with another
-    /// padding seed (a build's link is one draw of where its code lands, which alone moves the time by
-    /// percents), so the verdict is true of the change, not of one link; N draws from N a build; 1 (the
-    /// default, until the proof of issue 63 is complete) runs each build's library as built. A build whose link was not kept (made with `cargo build`, not `benchhost
+    /// Code layouts of each build in a comparison with --against: `auto` (the default) runs every two of its
+    /// processes on another pair of layouts, drawn at random from 16 of each build, each library relinked with
+    /// another padding seed (a build's link is one draw of where its code lands, which alone moves the time by
+    /// percents), so the verdict is true of the change, not of one link; N draws from N a build; 1 runs each
+    /// build's library as built. A build whose link was not kept (made with `cargo build`, not `benchhost
     /// build`) has one layout, and its verdicts say so.
-    #[arg(long, value_name = "N|auto", default_value = "1", value_parser = parse_layouts)]
+    #[arg(long, value_name = "N|auto", default_value = "auto", value_parser = parse_layouts)]
     pub(crate) layouts: Layouts,
     /// The run id records carry [default: a new one per invocation]. Give every shard of one logical run the
     /// same id (e.g. the CI pipeline's) so `benchhost merge` joins their slices.

@@ -92,7 +92,8 @@ fn a_comparison_runs_on_fresh_layouts_of_both_builds_and_its_verdict_says_which(
 
 #[test]
 fn a_build_without_its_link_has_one_layout_and_the_run_says_so() {
-    let (records, stderr) = healthy_against_itself(&fault_plugins(), &["--rounds", "2", "--layouts", "auto"]);
+    // Layouts are the default of a comparison: no `--layouts` is given.
+    let (records, stderr) = healthy_against_itself(&fault_plugins(), &["--rounds", "2"]);
     assert!(stderr.contains("healthy: this build and the other build kept no link"), "{stderr}");
     let method = verdict_on(&records, "iter_time").verdict.unwrap().method.unwrap();
     assert!(method.layouts.is_none(), "{method:?}");
@@ -102,14 +103,14 @@ fn a_build_without_its_link_has_one_layout_and_the_run_says_so() {
 fn a_comparison_of_one_layout_a_side_names_the_floor_its_stream_measured_over_layouts() {
     let built = built_with_layouts();
     let sandbox = Sandbox::new();
-    let (first, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
+    let (first, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2", "--layouts", "1"]);
     let note = verdict_on(&first, "iter_time").note.unwrap();
     assert!(
         note.contains("; one layout a side (each library as built): a change within the cell's layout floor"),
         "{note}"
     );
     healthy_against_itself_in(&sandbox, &built, &["--rounds", "4", "--layouts", "2"]);
-    let (all, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2"]);
+    let (all, _) = healthy_against_itself_in(&sandbox, &built, &["--rounds", "2", "--layouts", "1"]);
     let note = all
         .iter()
         .rev()
