@@ -222,8 +222,8 @@ def table(proof):
     ab = [(c, r) for c, r in proof.items() if r.get("truth")]
     if ab:
         print()
-        print("| cell (+~1%) | true change (the pools' means, ± its standard error) | one layout a side: wrong sign, regressed | "
-              "with layouts: improved, CI95 holds the truth, regressed |")
+        print("| cell (+~1%) | true change (the pools' means, ± its standard error) | "
+              "one layout a side: wrong sign, regressed | with layouts: improved, CI95 holds the truth, regressed |")
         print("|---|---|---|---|")
         for cell, row in ab:
             truth, se, processes, each = pools_truth(row["truth"])
