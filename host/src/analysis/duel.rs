@@ -160,7 +160,9 @@ pub fn decide(ratio: f64, ci95: [f64; 2], ci90: [f64; 2], higher_is_better: bool
 /// 2-3%, which left 11 of 100 identical duels of 20 processes `inconclusive`.
 pub fn needs_more(estimates: &[Estimate], metric: &str, threshold: f64) -> bool {
     let measured: Vec<&Estimate> = estimates.iter().filter(|e| e.log_ratios.contains_key(metric)).collect();
-    let Some((ratio, ci95, ci90)) = verdict_intervals(&measured, metric) else { return false };
+    let Some((ratio, ci95, ci90)) = verdict_intervals(&clustered(&measured, metric), over_pairs(&measured)) else {
+        return false;
+    };
     let widen = |[lo, hi]: [f64; 2]| [lo, hi].map(|bound| ratio * (bound / ratio).powf(INTERIM_WIDENING));
     decide(ratio, widen(ci95), widen(ci90), false, threshold) == Decision::Inconclusive
 }
@@ -214,11 +216,11 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
     let mut verdicts = Vec::new();
     for (name, metric) in &paired.arm.metrics {
         let measured: Vec<&Estimate> = paired.estimates.iter().filter(|e| e.log_ratios.contains_key(name)).collect();
-        let logs: Vec<f64> = measured.iter().map(|e| e.log_ratios[name]).collect();
+        let clustered = clustered(&measured, name);
+        let logs: Vec<f64> = clustered.iter().map(|(_, l)| *l).collect();
         let Some(summary) = stats::summarize(&logs) else { continue };
         let threshold = threshold(paired.arm, name);
-        let clustered: Vec<(usize, f64)> = measured.iter().zip(&logs).map(|(e, l)| (e.pair.unwrap_or(0), *l)).collect();
-        let intervals = verdict_intervals(&measured, name);
+        let intervals = verdict_intervals(&clustered, over_pairs(&measured));
         let ratio = intervals.map_or(summary.mean.exp(), |(ratio, _, _)| ratio);
         let mut verdict = Verdict {
             metric: Some(name.clone()),
@@ -313,18 +315,27 @@ fn layout_split(measured: &[&Estimate], clustered: &[(usize, f64)]) -> LayoutSpl
     }
 }
 
-/// The estimate of `metric` over the processes that measured it and its CI95 and CI90 (ratios): over layout
+/// The estimate of a metric over the processes that measured it and its CI95 and CI90 (ratios): over layout
 /// pairs when the processes ran on them, the unit drawn independently ([`layouts`]), with [`pair_intervals`];
 /// over processes, with [`intervals`], when each ran its libraries as built. The verdict and the look that
 /// decides whether a duel needs more processes take the same interval, or a duel would stop on a narrower one
 /// than its verdict is then taken on.
-fn verdict_intervals(measured: &[&Estimate], metric: &str) -> Option<(f64, [f64; 2], [f64; 2])> {
-    let clustered: Vec<(usize, f64)> = measured.iter().map(|e| (e.pair.unwrap_or(0), e.log_ratios[metric])).collect();
-    if measured.iter().any(|e| e.pair.is_some()) {
-        pair_intervals(&layouts::cluster_means(&clustered))
+fn verdict_intervals(clustered: &[(usize, f64)], over_pairs: bool) -> Option<(f64, [f64; 2], [f64; 2])> {
+    if over_pairs {
+        pair_intervals(&layouts::cluster_means(clustered))
     } else {
         intervals(&clustered.iter().map(|(_, l)| *l).collect::<Vec<f64>>())
     }
+}
+
+/// Each process's log ratio of `metric`, with the layout pair it ran on (0 when it ran its libraries as built).
+fn clustered(measured: &[&Estimate], metric: &str) -> Vec<(usize, f64)> {
+    measured.iter().map(|e| (e.pair.unwrap_or(0), e.log_ratios[metric])).collect()
+}
+
+/// Whether the processes ran on layout pairs, so that the interval is over the pairs.
+fn over_pairs(measured: &[&Estimate]) -> bool {
+    measured.iter().any(|e| e.pair.is_some())
 }
 
 /// Fraction of the processes cut at each end before their estimates are averaged.
