@@ -102,7 +102,9 @@ def ns_text(ns):
 
 
 def trace_index():
-    cells = sorted(newest_measurements("trace_index.jsonl", "trace_index"), key=lambda r: r["variant"]["traces"])
+    cells = [r for r in newest_measurements("trace_index.jsonl", "trace_index")
+             if r["variant"].get("footers", "per_lookup") == "per_lookup"]
+    cells.sort(key=lambda r: r["variant"]["traces"])
     return ", ".join(f"{ns_text(r['metrics']['lookup_time']['value'])} at {r['variant']['traces']:,}" for r in cells)
 
 
@@ -242,6 +244,7 @@ FIGURES = {
     "instructions-proof": script("benchmarks/harness/instructions.py", "--table", "results/instructions-proof.json"),
     "trend-proof": script("benchmarks/trend/proof.py", "--table", "results/trend-proof.json"),
     "querier-seed": script("benchmarks/querier/seed_table.py"),
+    "querier-read-seed": script("benchmarks/querier/read_table.py"),
     "writer-seed": script("benchmarks/writer/seed_table.py"),
     "cache-tier-seed": script("benchmarks/cache_tier/seed_table.py"),
     "bisect-proof": bisect_proof,

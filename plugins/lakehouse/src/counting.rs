@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 pub struct IoCounters {
     data_bytes_read: AtomicU64,
     data_files: Mutex<HashSet<String>>,
-    metadata_reads: AtomicU64,
+    manifest_lists_read: AtomicU64,
+    manifests_read: AtomicU64,
     bytes_written: AtomicU64,
     /// Every path written while `recording`, so a seeded warehouse can be kept (see [`crate::snapshot`]): the
     /// crate's storages cannot list their files. Off unless asked for, so timed writes pay nothing for it.
@@ -41,8 +42,11 @@ pub struct Io {
     pub data_bytes_read: u64,
     /// Distinct data files of which at least one byte was fetched.
     pub data_files_read: u64,
-    /// Whole-object reads of manifests and manifest lists (`.avro`): each one is a manifest cache miss.
-    pub metadata_reads: u64,
+    /// Whole-object reads of manifest lists (`snap-*.avro`).
+    pub manifest_lists_read: u64,
+    /// Whole-object reads of manifests (the other `.avro` files): each one is a manifest cache miss, or a
+    /// manifest that planning did not skip on its partition summaries.
+    pub manifests_read: u64,
     /// Bytes written, data and metadata.
     pub bytes_written: u64,
 }
@@ -53,7 +57,8 @@ impl IoCounters {
         Io {
             data_bytes_read: self.data_bytes_read.swap(0, Relaxed),
             data_files_read: self.data_files.lock().map_or(0, |mut files| files.drain().count() as u64),
-            metadata_reads: self.metadata_reads.swap(0, Relaxed),
+            manifest_lists_read: self.manifest_lists_read.swap(0, Relaxed),
+            manifests_read: self.manifests_read.swap(0, Relaxed),
             bytes_written: self.bytes_written.swap(0, Relaxed),
         }
     }
@@ -85,7 +90,10 @@ impl IoCounters {
                 files.insert(path.to_string());
             }
         } else if path.ends_with(".avro") {
-            self.metadata_reads.fetch_add(1, Relaxed);
+            // Iceberg names a manifest list `snap-{snapshot id}-{attempt}-{uuid}.avro`, a manifest `{uuid}-m{n}.avro`.
+            let list = path.rsplit('/').next().is_some_and(|name| name.starts_with("snap-"));
+            let counter = if list { &self.manifest_lists_read } else { &self.manifests_read };
+            counter.fetch_add(1, Relaxed);
         }
     }
 }

@@ -25,7 +25,8 @@ use tokio::runtime::Runtime;
 use crate::querier_tables::{self, Seeded};
 use crate::runtime;
 use crate::scan::facts::Facts;
-use crate::scan::index::Index;
+use crate::scan::files::{self, Census};
+use crate::scan::index::{Footers, Index};
 use crate::scan::provider::{IcebergParquetTable, Planned};
 use crate::scan::session::Config;
 use crate::scan::store::IcebergStore;
@@ -93,9 +94,10 @@ struct Totals {
     files_pruned: u64,
     bytes_scanned: u64,
     sorts_kept: u64,
-    /// Bytes the storage served (footers included), and manifest-list and manifest reads.
+    /// Bytes the storage served (footers included), manifests read, and files planning gave the scan.
     bytes_fetched: u64,
-    manifest_reads: u64,
+    manifests_read: u64,
+    files_planned: u64,
 }
 
 /// The rig.
@@ -112,7 +114,7 @@ pub struct Querier {
     config: Config,
     expected: Answer,
     facts: Facts,
-    files_total: u64,
+    census: Census,
     ordered: bool,
     totals: Totals,
     /// Plans executed since the last fold into `totals` (their metrics are read outside the timed region).
@@ -125,8 +127,18 @@ const ORDERED: [&str; 3] = ["recent_first_topk", "oldest_first_topk", "ordered_f
 
 /// The seed's table of what the scan did, as the report draws it: files reached, pruned and read, bytes
 /// fetched and scanned, whether a sort was kept.
-const MECHANISM: [&str; 7] =
-    ["files_total", "files_reached", "files_pruned", "files_read", "bytes_fetched", "bytes_scanned", "sort_kept"];
+const MECHANISM: [&str; 10] = [
+    "manifests_read",
+    "manifests_pruned",
+    "files_total",
+    "files_planned",
+    "files_reached",
+    "files_pruned",
+    "files_read",
+    "bytes_fetched",
+    "bytes_scanned",
+    "sort_kept",
+];
 
 /// The table name the shape's SQL reads.
 const SCANNED: &str = "scanned";
@@ -215,7 +227,19 @@ impl Rig for Querier {
         .metric(Metric::iter_time("query_time"))
         .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, manifests read"))
         .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
+        .metric(
+            Metric::counter("manifests_read", Unit::Files, "manifests_read")
+                .doc("data manifests planning read per query (counted at the storage)"),
+        )
+        .metric(
+            Metric::counter("manifests_pruned", Unit::Files, "manifests_pruned")
+                .doc("data manifests planning skipped on their partition summaries, per query"),
+        )
         .metric(Metric::counter("files_total", Unit::Files, "files_total").doc("data files in the snapshot"))
+        .metric(
+            Metric::counter("files_planned", Unit::Files, "files_planned")
+                .doc("data files planning gave the scan (a point index's choice included)"),
+        )
         .metric(Metric::counter("files_reached", Unit::Files, "files_reached").doc("files the scan began to open"))
         .metric(
             Metric::counter("files_pruned", Unit::Files, "files_pruned")
@@ -226,10 +250,6 @@ impl Rig for Querier {
         .metric(
             Metric::counter("bytes_fetched", Unit::Bytes, "bytes_fetched")
                 .doc("Parquet bytes the storage served per query, footers included"),
-        )
-        .metric(
-            Metric::counter("manifest_reads", Unit::Files, "manifest_reads")
-                .doc("manifest list and manifests read per query"),
         )
         .metric(Metric::share("sort_kept", "sorts_kept", "queries").doc("share of timed queries whose plan kept a sort"))
         .metric(
@@ -259,10 +279,12 @@ impl Rig for Querier {
         let index = match p.shape {
             Shape::LookupViaIndex => {
                 let location = querier_tables::index_location(&table);
-                Some(runtime.block_on(Index::open(&warehouse.file_io(), &location))?)
+                Some(runtime.block_on(Index::open(&warehouse.file_io(), &location, Footers::Kept))?)
             }
             _ => None,
         };
+        // What planning skips is counted against the snapshot, counted once, untimed.
+        let census = runtime.block_on(files::census(&table, &crate::warehouse::arrow_schema(&table)?))?;
         let scanned = Arc::new(IcebergParquetTable::new(table.clone())?);
         ctx_df.register_table(SCANNED, scanned.clone())?;
         let mut rig = Querier {
@@ -277,7 +299,7 @@ impl Rig for Querier {
             config,
             expected: Answer { rows: 0, trace_rows_missed: 0 },
             facts: Facts::default(),
-            files_total: 0,
+            census,
             ordered: false,
             totals: Totals::default(),
             pending: Vec::new(),
@@ -289,15 +311,17 @@ impl Rig for Querier {
         rig.expected =
             rig.shape.check(&first.batches).map_err(|e| RigError::verification(format!("before timing: {e}")))?;
         rig.facts = Facts::of(&first.plan);
-        (rig.files_total, rig.ordered) = (first.planned.files_total, first.planned.ordered);
+        rig.ordered = first.planned.ordered;
         rig.warehouse.io.take();
         eprintln!(
-            "querier {}/{:?}/{:?}: {} rows; {} files in the snapshot; {}; order declared: {}; {}",
+            "querier {}/{:?}/{:?}: {} rows; {} files in {} manifests, {} files planned; {}; order declared: {}; {}",
             p.shape.name(),
             p.order,
             p.footer_cache,
             rig.expected.rows,
-            rig.files_total,
+            rig.census.files,
+            rig.census.manifests,
+            first.planned.files_planned,
             rig.facts.line(),
             rig.ordered,
             rig.config.line()
@@ -316,7 +340,8 @@ impl Rig for Querier {
         let queried = self.runtime.block_on(self.query(self.totals.queries))?;
         let io = self.warehouse.io.take();
         self.totals.bytes_fetched += io.data_bytes_read;
-        self.totals.manifest_reads += io.metadata_reads;
+        self.totals.manifests_read += io.manifests_read;
+        self.totals.files_planned += queried.planned.files_planned;
         self.totals.planning += queried.planning;
         self.pending.push(queried.plan);
         self.last = queried.batches;
@@ -334,14 +359,17 @@ impl Rig for Querier {
             self.shape.check(&self.last).map_err(|e| RigError::verification(format!("last timed query: {e}")))?;
         let planning_ns = (t.planning.as_nanos() / u128::from(t.queries)) as u64;
         let (reached, pruned) = (per(t.files_reached), per(t.files_pruned));
+        let manifests_read = per(t.manifests_read);
         let mut note = format!(
-            "{}; per timed query: files reached {reached}, pruned {pruned}, read {}, {} bytes scanned, sort kept in {} of {}; {} files in the snapshot; order declared: {}; {}; {} rows",
+            "{}; per timed query: manifests read {manifests_read} of {}, files planned {} of {}, reached {reached}, pruned {pruned}, read {}, {} bytes scanned, sort kept in {} of {}; order declared: {}; {}; {} rows",
             self.facts.line(),
+            self.census.manifests,
+            per(t.files_planned),
+            self.census.files,
             reached.saturating_sub(pruned),
             per(t.bytes_scanned),
             t.sorts_kept,
             t.queries,
-            self.files_total,
             self.ordered,
             self.config.line(),
             answer.rows
@@ -357,13 +385,15 @@ impl Rig for Querier {
             .counter("rows_out", answer.rows)
             .counter("queries", t.queries)
             .counter("planning_ns", planning_ns)
-            .counter("files_total", self.files_total)
+            .counter("manifests_read", manifests_read)
+            .counter("manifests_pruned", self.census.manifests.saturating_sub(manifests_read))
+            .counter("files_total", self.census.files)
+            .counter("files_planned", per(t.files_planned))
             .counter("files_reached", reached)
             .counter("files_pruned", pruned)
             .counter("files_read", reached.saturating_sub(pruned))
             .counter("bytes_scanned", per(t.bytes_scanned))
             .counter("bytes_fetched", per(t.bytes_fetched))
-            .counter("manifest_reads", per(t.manifest_reads))
             .counter("sorts_kept", t.sorts_kept)
             .counter("trace_rows_missed", answer.trace_rows_missed)
             .note(note))

@@ -1,6 +1,6 @@
 //! The querier's tables, seeded as seed 000 seeds them, and the point indexes beside them:
-//! - `traces`: day partitions, the target trace written three times ([`crate::corpus::traces_files`]), and its
-//!   index of trace id to data file;
+//! - `traces`: hour partitions (as seed 000's write path), the target trace written three times
+//!   ([`crate::corpus::traces_files`]), and its index of trace id to data file;
 //! - `spans`: 60 sequential files through the plain write path: no file attests an order;
 //! - `spans_sorted`: the same files, written sorted into a table that declares `(timestamp, trace_id)`, each
 //!   file attesting it (seed 000's ingest path).
@@ -16,7 +16,7 @@ use iceberg::table::Table;
 use tokio::runtime::Runtime;
 
 use crate::corpus;
-use crate::scan::index::Index;
+use crate::scan::index::{Footers, Index};
 use crate::scan::store::IcebergStore;
 use crate::snapshot;
 use crate::warehouse::{Layout, Storage, Warehouse};
@@ -42,7 +42,7 @@ impl Seeded {
     /// Seeds the table: one append (one file, one snapshot) per corpus file.
     async fn seed(self, warehouse: &Warehouse) -> Result<Table, RigError> {
         let (layout, files, sorted) = match self {
-            Seeded::Traces => (Layout::Daily, corpus::traces_files(), false),
+            Seeded::Traces => (Layout::Hourly, corpus::traces_files(), false),
             Seeded::Spans => (Layout::Unpartitioned, corpus::sequential_files(), false),
             // The sequential files are in (timestamp, trace_id) order already: sorting them is the ingester's.
             Seeded::SpansSorted => (Layout::Unpartitioned, corpus::sequential_files(), true),
@@ -119,6 +119,6 @@ async fn write_index(warehouse: &Warehouse, table: &Table) -> Result<(), RigErro
             entries.extend(crate::traces::from_batch(&batch).into_iter().map(|s| (s.trace_id, path.clone())));
         }
     }
-    Index::write(&warehouse.file_io(), &index_location(table), entries).await?;
+    Index::write(&warehouse.file_io(), &index_location(table), entries, Footers::Kept).await?;
     Ok(())
 }

@@ -33,7 +33,7 @@ pub enum Shape {
 /// Which table a shape reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Corpus {
-    /// 3 day partitions, the target written three times.
+    /// 3 days in hour partitions, the target written three times.
     Traces,
     /// 60 sequential files.
     Spans,

@@ -3,8 +3,11 @@
 //! the seed reads about 0.7 ms flat across them.
 //!
 //! Built untimed: the index (trace `n` is in file `n / 1000`), written through the warehouse's storage, and
-//! opened (its shards' footers read). One iteration is one lookup of one of 64 known traces spread over the
-//! index, in turn, and its answer, the trace's file, is checked on every lookup.
+//! opened (its shards found). One iteration is one lookup of one of 64 known traces spread over the index, in
+//! turn: by default, as the seed times it, the lookup opens what it needs (its shard's size and footer, then
+//! the bloom filters and the row group); with `footers = kept` the footers were read when the index opened, as a
+//! server keeps them, and the lookup is a probe of a warm index. Its answer, the trace's file, is checked on
+//! every lookup.
 
 use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
 use serde::Deserialize;
@@ -12,7 +15,7 @@ use tokio::runtime::Runtime;
 
 use crate::corpus;
 use crate::runtime;
-use crate::scan::index::Index;
+use crate::scan::index::{Footers, Index, Looked};
 use crate::warehouse::{Storage, Warehouse};
 
 /// Parameters of `trace_index`.
@@ -20,8 +23,17 @@ use crate::warehouse::{Storage, Warehouse};
 #[serde(deny_unknown_fields)]
 pub struct Params {
     traces: i64,
+    footers: FootersParam,
     storage: Storage,
     workers: i64,
+}
+
+/// Where a lookup finds its shard's footer, as the `footers` parameter spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FootersParam {
+    PerLookup,
+    Kept,
 }
 
 /// The rig.
@@ -33,6 +45,8 @@ pub struct TraceIndex {
     lookups: u64,
     row_groups_read: u64,
     bloom_checked: u64,
+    footers_read: u64,
+    bytes_fetched: u64,
 }
 
 /// The file trace `n` of the index is in.
@@ -46,13 +60,13 @@ fn trace_of(i: u64, traces: u64) -> u64 {
 }
 
 impl TraceIndex {
-    /// Looks trace `n` up and checks the answer: the row groups read and bloom filters consulted.
-    async fn lookup(&self, n: u64) -> Result<(u64, u64), RigError> {
+    /// Looks trace `n` up and checks the answer: what the lookup read.
+    async fn lookup(&self, n: u64) -> Result<Looked, RigError> {
         let (files, looked) = self.index.lookup(&corpus::spread_id(n)).await?;
         if files != [file_of(n)] {
             return Err(RigError::verification(format!("trace {n}: the index answered {files:?}, not {}", file_of(n))));
         }
-        Ok((looked.read, looked.bloom_checked))
+        Ok(looked)
     }
 }
 
@@ -62,6 +76,10 @@ impl Rig for TraceIndex {
     fn describe() -> Descriptor {
         Descriptor::iterations("trace_index", "a point lookup in a prefix-sharded, bloom-filtered Parquet trace index")
             .param(Param::int("traces", 10_000).allowed([10_000, 100_000, 1_000_000]).doc("trace ids indexed"))
+            .param(
+                Param::choice("footers", "per_lookup", &["per_lookup", "kept"])
+                    .doc("each lookup reads its shard's footer (the seed's), or all were read when the index opened"),
+            )
             .param(Param::choice("storage", "memory", &["memory", "fs"]).doc("iceberg's memory storage or a local dir"))
             .param(runtime::param(0))
             .metric(Metric::iter_time("lookup_time"))
@@ -72,6 +90,11 @@ impl Rig for TraceIndex {
             .metric(
                 Metric::counter("bloom_checked", Unit::RowGroups, "bloom_checked")
                     .doc("bloom filters consulted per lookup (row groups whose range holds the id)"),
+            )
+            .metric(Metric::counter("footers_read", Unit::Files, "footers_read").doc("shard footers read per lookup"))
+            .metric(
+                Metric::counter("bytes_fetched", Unit::Bytes, "bytes_fetched")
+                    .doc("index bytes the storage served per lookup: footer, bloom filters, row group"),
             )
             .metric(Metric::counter("index_bytes", Unit::Bytes, "index_bytes").doc("the index's size"))
     }
@@ -84,8 +107,22 @@ impl Rig for TraceIndex {
         let traces = u64::try_from(p.traces).map_err(|_| RigError::invalid_params("traces must be positive"))?;
         let entries = (0..traces).map(|n| (corpus::spread_id(n), file_of(n))).collect();
         let location = format!("{}/trace-index", warehouse.location);
-        let index = runtime.block_on(Index::write(&warehouse.file_io(), &location, entries))?;
-        let rig = TraceIndex { traces, runtime, warehouse, index, lookups: 0, row_groups_read: 0, bloom_checked: 0 };
+        let footers = match p.footers {
+            FootersParam::PerLookup => Footers::PerLookup,
+            FootersParam::Kept => Footers::Kept,
+        };
+        let index = runtime.block_on(Index::write(&warehouse.file_io(), &location, entries, footers))?;
+        let rig = TraceIndex {
+            traces,
+            runtime,
+            warehouse,
+            index,
+            lookups: 0,
+            row_groups_read: 0,
+            bloom_checked: 0,
+            footers_read: 0,
+            bytes_fetched: 0,
+        };
         rig.runtime.block_on(rig.lookup(trace_of(0, traces)))?;
         rig.warehouse.io.take();
         Ok(rig)
@@ -94,9 +131,11 @@ impl Rig for TraceIndex {
     fn iterate(&mut self) -> Result<(), RigError> {
         benchhost_plugin_api::slower::spin(crate::SLOWER);
         self.lookups += 1;
-        let (read, checked) = self.runtime.block_on(self.lookup(trace_of(self.lookups, self.traces)))?;
-        self.row_groups_read += read;
-        self.bloom_checked += checked;
+        let looked = self.runtime.block_on(self.lookup(trace_of(self.lookups, self.traces)))?;
+        self.row_groups_read += looked.read;
+        self.bloom_checked += looked.bloom_checked;
+        self.footers_read += looked.footers_read;
+        self.bytes_fetched += self.warehouse.io.take().data_bytes_read;
         Ok(())
     }
 
@@ -110,6 +149,8 @@ impl Rig for TraceIndex {
             .counter("lookups", self.lookups)
             .counter("row_groups_read", per(self.row_groups_read))
             .counter("bloom_checked", per(self.bloom_checked))
+            .counter("footers_read", per(self.footers_read))
+            .counter("bytes_fetched", per(self.bytes_fetched))
             .counter("index_bytes", size)
             .note(format!("{} traces in {size} bytes of index; every lookup's file checked", self.traces)))
     }
@@ -123,12 +164,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_lookup_finds_its_trace_reading_one_row_group() {
-        let outcome = testing::run::<TraceIndex>(json!({"traces": 10_000, "storage": "memory"}), 70).unwrap().outcome;
-        let c = &outcome.counters;
-        assert_eq!(c["lookups"], 70);
-        assert_eq!(c["row_groups_read"], 1, "one row group per lookup: {c:?}");
-        assert!(c["bloom_checked"] >= 1, "{c:?}");
-        assert!(c["index_bytes"] > 100_000, "{c:?}");
+    fn every_lookup_finds_its_trace_reading_one_row_group_and_its_footer_unless_kept() {
+        for (footers, footers_read) in [("per_lookup", 1), ("kept", 0)] {
+            let params = json!({"traces": 10_000, "footers": footers, "storage": "memory"});
+            let outcome = testing::run::<TraceIndex>(params, 70).unwrap().outcome;
+            let c = &outcome.counters;
+            assert_eq!(c["lookups"], 70);
+            assert_eq!(c["row_groups_read"], 1, "{footers}: one row group per lookup: {c:?}");
+            assert_eq!(c["footers_read"], footers_read, "{footers}: {c:?}");
+            assert!(c["bytes_fetched"] > 0 && c["bytes_fetched"] < c["index_bytes"], "{footers}: {c:?}");
+            assert!(c["bloom_checked"] >= 1, "{c:?}");
+            assert!(c["index_bytes"] > 100_000, "{c:?}");
+        }
     }
 }

@@ -29,8 +29,8 @@ use serde::Deserialize;
 use crate::counting::{Backend, CountingFactory, CountingStorage, IoCounters};
 use crate::traces::{self, Span};
 
-/// Microseconds per day: Iceberg's `day` transform.
-const DAY_US: i64 = 86_400_000_000;
+/// Microseconds per hour: Iceberg's `hour` transform.
+const HOUR_US: i64 = 3_600_000_000;
 
 /// Where the warehouse lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -46,8 +46,8 @@ pub enum Storage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
     Unpartitioned,
-    /// `day(timestamp)`.
-    Daily,
+    /// `hour(timestamp)`, as seed 000's write path partitions its tables.
+    Hourly,
 }
 
 /// A catalog, its namespace and the I/O counters of its storage.
@@ -124,8 +124,8 @@ impl Warehouse {
         let schema = traces::schema()?;
         let spec = match layout {
             Layout::Unpartitioned => PartitionSpec::builder(schema.clone()).build()?,
-            Layout::Daily => PartitionSpec::builder(schema.clone())
-                .add_partition_field("timestamp", "day", Transform::Day)?
+            Layout::Hourly => PartitionSpec::builder(schema.clone())
+                .add_partition_field("timestamp", "timestamp_hour", Transform::Hour)?
                 .build()?,
         };
         let creation = TableCreation::builder().name(name.to_string()).schema(schema.clone()).partition_spec(spec);
@@ -137,17 +137,17 @@ impl Warehouse {
     }
 
     /// Appends `spans` as one new data file and commits it: one snapshot per call, as an ingester's flush.
-    /// On a daily table every span must fall on one day.
+    /// On an hourly table every span must fall within one hour.
     pub async fn append(&self, table: &Table, spans: &[Span]) -> iceberg::Result<Table> {
         let batch = traces::to_batch(&arrow_schema(table)?, spans)
             .map_err(|e| iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("building a batch: {e}")))?;
-        let day = spans.first().map_or(0, |s| s.timestamp_us.div_euclid(DAY_US)) as i32;
-        let daily = !table.metadata().default_partition_spec().fields().is_empty();
-        if daily && spans.iter().any(|s| s.timestamp_us.div_euclid(DAY_US) as i32 != day) {
-            let message = "the spans of one append fall on different days of a daily table";
+        let hour = spans.first().map_or(0, |s| s.timestamp_us.div_euclid(HOUR_US)) as i32;
+        let hourly = !table.metadata().default_partition_spec().fields().is_empty();
+        if hourly && spans.iter().any(|s| s.timestamp_us.div_euclid(HOUR_US) as i32 != hour) {
+            let message = "the spans of one append fall in different hours of an hourly table";
             return Err(iceberg::Error::new(iceberg::ErrorKind::DataInvalid, message));
         }
-        let files = write_file(table, batch, day).await?;
+        let files = write_file(table, batch, hour).await?;
         let tx = Transaction::new(table);
         let tx = tx.fast_append().add_data_files(files).apply(tx)?;
         tx.commit(self.catalog.as_ref()).await
@@ -179,18 +179,18 @@ pub fn arrow_schema(table: &Table) -> iceberg::Result<SchemaRef> {
     Ok(Arc::new(iceberg::arrow::schema_to_arrow_schema(table.metadata().current_schema())?))
 }
 
-/// Writes `batch` (of [`arrow_schema`]) into one new Parquet data file of `table`, not yet committed. On a daily
-/// table the file belongs to partition `day` (days since the epoch); unpartitioned tables ignore it. On a table
+/// Writes `batch` (of [`arrow_schema`]) into one new Parquet data file of `table`, not yet committed. On an
+/// hourly table the file belongs to partition `hour` (hours since the epoch); unpartitioned tables ignore it. On a table
 /// that declares a sort order the file attests it (its `sort_order_id`): as an ingester that sorts each commit
 /// group, the caller gives rows in that order (nothing here checks it; the querier's answers do).
-pub async fn write_file(table: &Table, batch: RecordBatch, day: i32) -> iceberg::Result<Vec<DataFile>> {
+pub async fn write_file(table: &Table, batch: RecordBatch, hour: i32) -> iceberg::Result<Vec<DataFile>> {
     let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(1 << 20))
         .set_column_bloom_filter_enabled(ColumnPath::from("trace_id"), true)
         .build();
     let partitioned = !table.metadata().default_partition_spec().fields().is_empty();
-    let value = partitioned.then(|| Literal::date(day));
+    let value = partitioned.then(|| Literal::int(hour));
     write_partition(table, batch, value, properties, &uuid::Uuid::new_v4().to_string()).await
 }
 

@@ -1,7 +1,13 @@
-//! The files a query scans, planned from the Iceberg snapshot the way seed 000's querier plans them: the
-//! manifest list and every manifest are read on every query (no manifest cache), and each live data file
-//! becomes a DataFusion `PartitionedFile` with the statistics its manifest entry holds (row count, and per
-//! column the lower and upper bounds and null count), so DataFusion can prune it, order it and stop early.
+//! The files a query scans, planned from the Iceberg snapshot the way seed 000's querier plans them: on every
+//! query, with no manifest cache. Two ways:
+//! - [`plan`], a query with no filter iceberg can use: the manifest list and every manifest are read, and each
+//!   live data file becomes a DataFusion `PartitionedFile` with the statistics its manifest entry holds (row
+//!   count, and per column the lower and upper bounds and null count), so DataFusion can prune it, order it and
+//!   stop early.
+//! - [`plan_matching`], a query with one: iceberg's own `TableScan` plans it, skipping the manifests whose
+//!   partition summaries cannot match and the entries whose partition values or column bounds cannot. Its
+//!   tasks name each file's path, size and row count, but neither its bounds nor its sort order, so such a scan
+//!   declares no order, and DataFusion prunes the files it is given on their footers.
 
 use std::sync::Arc;
 
@@ -9,6 +15,8 @@ use arrow::datatypes::SchemaRef;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 use datafusion::datasource::listing::PartitionedFile;
+use futures::TryStreamExt;
+use iceberg::expr::Predicate;
 use iceberg::spec::{DataContentType, DataFile, Datum, ManifestContentType, PrimitiveLiteral, PrimitiveType};
 use iceberg::table::Table;
 
@@ -55,6 +63,56 @@ pub async fn plan(table: &Table, schema: &SchemaRef) -> iceberg::Result<Vec<Plan
         }
     }
     Ok(planned)
+}
+
+/// What `table`'s current snapshot holds: the denominators of what planning skips.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Data manifests in its manifest list.
+    pub manifests: u64,
+    /// Live data files.
+    pub files: u64,
+}
+
+/// Counts the snapshot's data manifests and live data files (reading every manifest).
+pub async fn census(table: &Table, schema: &SchemaRef) -> iceberg::Result<Census> {
+    let Some(snapshot) = table.metadata().current_snapshot() else { return Ok(Census::default()) };
+    let list = table.manifest_list_reader(snapshot).load().await?;
+    let manifests = list.entries().iter().filter(|m| m.content == ManifestContentType::Data).count() as u64;
+    Ok(Census { manifests, files: plan(table, schema).await?.len() as u64 })
+}
+
+/// The live data files of `table`'s current snapshot that may hold rows matching `predicate`, as iceberg's
+/// `TableScan` plans them (its manifest, partition and metrics evaluators), in the order it yields them, with
+/// their row counts and unknown column statistics over `schema`.
+/// The scan runs on a view of `table` without iceberg's manifest cache, so each query reads the manifests it
+/// does not skip again, as [`plan`] does.
+pub async fn plan_matching(table: &Table, schema: &SchemaRef, predicate: Predicate) -> iceberg::Result<Vec<Planned>> {
+    let mut uncached = Table::builder()
+        .file_io(table.file_io().clone())
+        .metadata(table.metadata_ref())
+        .identifier(table.identifier().clone())
+        .runtime(iceberg::Runtime::try_current()?)
+        .readonly(true)
+        .disable_cache();
+    if let Some(location) = table.metadata_location() {
+        uncached = uncached.metadata_location(location);
+    }
+    let uncached = uncached.build()?;
+    let tasks: Vec<_> = uncached.scan().with_filter(predicate).build()?.plan_files().await?.try_collect().await?;
+    Ok(tasks
+        .into_iter()
+        .map(|task| {
+            let statistics = Statistics {
+                num_rows: task.record_count.map_or(Precision::Absent, |n| Precision::Exact(n as usize)),
+                total_byte_size: Precision::Inexact(task.file_size_in_bytes as usize),
+                column_statistics: Statistics::unknown_column(schema),
+            };
+            let file = PartitionedFile::new(IcebergStore::path_of(&task.data_file_path), task.file_size_in_bytes)
+                .with_statistics(Arc::new(statistics));
+            Planned { file, sort_order_id: None }
+        })
+        .collect())
 }
 
 /// A file's statistics from its manifest entry, one column entry per field of `schema`, in order. Iceberg's

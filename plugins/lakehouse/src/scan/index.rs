@@ -3,7 +3,9 @@
 //! trace id and sharded by the id's first hex digit, one Parquet file per shard, in row groups of
 //! [`ROWS_PER_GROUP`] with min/max statistics and a bloom filter on the trace id. A lookup reads one shard:
 //! the row groups whose range holds the id and whose bloom filter may hold it, and nothing else. The shards'
-//! footers are read once, when the index opens, as a server keeps them.
+//! footers are either read once, when the index opens, as a server keeps them ([`Footers::Kept`]), or by each
+//! lookup, the footer of the one shard it needs, as seed 000's `trace_index_scaling` times it
+//! ([`Footers::PerLookup`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,8 +28,10 @@ use parquet::schema::types::ColumnPath;
 pub const ROWS_PER_GROUP: usize = 4096;
 /// Shards, by a trace id's first hex digit.
 const SHARDS: usize = 16;
+/// Tail bytes a lookup fetches to find its shard's footer: the footers of a million-trace index fit.
+const FOOTER_HINT: usize = 64 << 10;
 
-/// An index, open: each shard's location and footer.
+/// An index, open: each shard's location, and its footer when they are kept.
 pub struct Index {
     file_io: FileIO,
     shards: Vec<Option<Shard>>,
@@ -36,7 +40,17 @@ pub struct Index {
 struct Shard {
     location: String,
     size: u64,
-    metadata: ArrowReaderMetadata,
+    /// The footer, parsed; `None` when each lookup reads it.
+    metadata: Option<ArrowReaderMetadata>,
+}
+
+/// Where a lookup finds its shard's footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Footers {
+    /// Read and parsed once, when the index opens.
+    Kept,
+    /// Read by each lookup (its size, then its tail), for the one shard it needs.
+    PerLookup,
 }
 
 /// What one lookup read.
@@ -48,6 +62,8 @@ pub struct Looked {
     pub bloom_checked: u64,
     /// Those read.
     pub read: u64,
+    /// Footers the lookup read: 1 with [`Footers::PerLookup`], 0 with kept footers.
+    pub footers_read: u64,
 }
 
 fn schema() -> SchemaRef {
@@ -63,7 +79,12 @@ fn shard_of(trace_id: &str) -> usize {
 
 impl Index {
     /// Writes the index of `entries` (trace id, file) under `location` (a directory of the warehouse) and opens it.
-    pub async fn write(file_io: &FileIO, location: &str, mut entries: Vec<(String, String)>) -> iceberg::Result<Index> {
+    pub async fn write(
+        file_io: &FileIO,
+        location: &str,
+        mut entries: Vec<(String, String)>,
+        footers: Footers,
+    ) -> iceberg::Result<Index> {
         entries.sort();
         entries.dedup();
         let mut shards: Vec<Vec<(String, String)>> = vec![Vec::new(); SHARDS];
@@ -89,23 +110,25 @@ impl Index {
             writer.close().map_err(invalid)?;
             file_io.new_output(shard_location(location, i))?.write(Bytes::from(buffer)).await?;
         }
-        Index::open(file_io, location).await
+        Index::open(file_io, location, footers).await
     }
 
-    /// Opens the index under `location`: reads each shard's footer.
-    pub async fn open(file_io: &FileIO, location: &str) -> iceberg::Result<Index> {
+    /// Opens the index under `location`: finds its shards, and reads each one's footer if they are kept.
+    pub async fn open(file_io: &FileIO, location: &str, footers: Footers) -> iceberg::Result<Index> {
         let mut shards = Vec::new();
         for i in 0..SHARDS {
-            let input = file_io.new_input(shard_location(location, i))?;
+            let location = shard_location(location, i);
+            let input = file_io.new_input(&location)?;
             if !input.exists().await? {
                 shards.push(None);
                 continue;
             }
-            let bytes = input.read().await?;
-            let metadata = ParquetMetaDataReader::new().parse_and_finish(&bytes).map_err(invalid)?;
-            let metadata =
-                ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new()).map_err(invalid)?;
-            shards.push(Some(Shard { location: shard_location(location, i), size: bytes.len() as u64, metadata }));
+            let size = input.metadata().await?.size;
+            let metadata = match footers {
+                Footers::Kept => Some(read_footer(input, size).await?),
+                Footers::PerLookup => None,
+            };
+            shards.push(Some(Shard { location, size, metadata }));
         }
         Ok(Index { file_io: file_io.clone(), shards })
     }
@@ -118,13 +141,21 @@ impl Index {
     /// The files that hold `trace_id`, sorted, and what the lookup read.
     pub async fn lookup(&self, trace_id: &str) -> iceberg::Result<(Vec<String>, Looked)> {
         let Some(shard) = &self.shards[shard_of(trace_id)] else { return Ok((Vec::new(), Looked::default())) };
+        let (metadata, size, footers_read) = match &shard.metadata {
+            Some(kept) => (kept.clone(), shard.size, 0),
+            None => {
+                let file = self.file_io.new_input(&shard.location)?;
+                let size = file.metadata().await?.size;
+                (read_footer(file, size).await?, size, 1)
+            }
+        };
         let reader = || -> iceberg::Result<ShardReader> {
             let file = self.file_io.new_input(&shard.location)?;
-            Ok(ShardReader { file, size: shard.size, metadata: shard.metadata.metadata().clone() })
+            Ok(ShardReader { file, size, metadata: Some(metadata.metadata().clone()) })
         };
-        let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader()?, shard.metadata.clone());
-        let groups = shard.metadata.metadata().row_groups();
-        let mut looked = Looked { row_groups: groups.len() as u64, ..Looked::default() };
+        let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader()?, metadata.clone());
+        let groups = metadata.metadata().row_groups();
+        let mut looked = Looked { row_groups: groups.len() as u64, footers_read, ..Looked::default() };
         let mut chosen = Vec::new();
         for (i, group) in groups.iter().enumerate() {
             let in_range = match group.column(0).statistics() {
@@ -147,7 +178,7 @@ impl Index {
         if chosen.is_empty() {
             return Ok((Vec::new(), looked));
         }
-        let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader()?, shard.metadata.clone());
+        let builder = ParquetRecordBatchStreamBuilder::new_with_metadata(reader()?, metadata.clone());
         let batches: Vec<RecordBatch> =
             builder.with_row_groups(chosen).build().map_err(invalid)?.try_collect().await.map_err(invalid)?;
         let mut files: Vec<String> = batches
@@ -165,6 +196,18 @@ impl Index {
     }
 }
 
+/// A shard's footer, parsed: its tail read (a guess of [`FOOTER_HINT`] bytes, then the rest if the footer is
+/// longer), as a Parquet reader opens a file whose size it knows.
+async fn read_footer(file: iceberg::io::InputFile, size: u64) -> iceberg::Result<ArrowReaderMetadata> {
+    let mut reader = ShardReader { file, size, metadata: None };
+    let metadata = ParquetMetaDataReader::new()
+        .with_prefetch_hint(Some(FOOTER_HINT))
+        .load_and_finish(&mut reader, size)
+        .await
+        .map_err(invalid)?;
+    ArrowReaderMetadata::try_new(Arc::new(metadata), ArrowReaderOptions::new()).map_err(invalid)
+}
+
 fn shard_location(location: &str, shard: usize) -> String {
     format!("{location}/trace-index-{shard:x}.parquet")
 }
@@ -173,11 +216,11 @@ fn invalid(e: impl std::fmt::Display) -> iceberg::Error {
     iceberg::Error::new(iceberg::ErrorKind::DataInvalid, format!("the trace index: {e}"))
 }
 
-/// A shard read through the warehouse's `FileIO`, its footer already known.
+/// A shard read through the warehouse's `FileIO`; its footer, once known.
 struct ShardReader {
     file: iceberg::io::InputFile,
     size: u64,
-    metadata: Arc<ParquetMetaData>,
+    metadata: Option<Arc<ParquetMetaData>>,
 }
 
 impl AsyncFileReader for ShardReader {
@@ -193,6 +236,9 @@ impl AsyncFileReader for ShardReader {
         &'a mut self,
         _: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
-        Box::pin(async move { Ok(self.metadata.clone()) })
+        let known = self.metadata.clone();
+        Box::pin(
+            async move { known.ok_or_else(|| parquet::errors::ParquetError::General("no footer read yet".into())) },
+        )
     }
 }

@@ -8,3 +8,4 @@ pub mod index;
 pub mod provider;
 pub mod session;
 pub mod store;
+pub mod topk_order;

@@ -1,8 +1,9 @@
 //! An Iceberg table as DataFusion scans it with its own Parquet source: on every query the files are planned
-//! from the snapshot's manifests ([`crate::scan::files`]), and scanned by `ParquetSource` with the manifests'
-//! statistics. When every planned file attests the table's sort order (written sorted, with that order's id),
-//! the scan declares it as its output ordering, so a query in that order needs no sort, and a limit stops the
-//! scan early. Whether the sort was elided, and which files the scan reached, pruned and read, is read from the
+//! from the snapshot's manifests ([`crate::scan::files`]; by iceberg's own scan planning when the query's
+//! filters convert to an Iceberg predicate, so a time window skips whole manifests), and scanned by
+//! `ParquetSource` with the manifests' statistics. When every planned file attests the table's sort order
+//! (written sorted, with that order's id), the scan declares it as its output ordering, so a query in that
+//! order needs no sort, and a limit stops the scan early. Whether the sort was elided, and which files the scan reached, pruned and read, is read from the
 //! executed plan ([`crate::scan::facts`]).
 
 use std::any::Any;
@@ -26,6 +27,7 @@ use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
 use datafusion::physical_plan::ExecutionPlan;
 use iceberg::spec::{NullOrder, SortDirection};
 use iceberg::table::Table;
+use iceberg_datafusion::physical_plan::convert_filters_to_predicate;
 
 use crate::scan::{files, store};
 
@@ -45,13 +47,11 @@ pub struct IcebergParquetTable {
     planned: Mutex<Planned>,
 }
 
-/// What a scan planned: the snapshot's data files, and whether they all attested the declared order.
+/// What a scan planned: the data files it was given, and whether they all attested the declared order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Planned {
-    /// Data files in the snapshot.
-    pub files_total: u64,
-    /// Files the scan was given (all of them, or those a point index chose).
-    pub files_given: u64,
+    /// Files the scan was given: those planning kept (and of them, those a point index chose).
+    pub files_planned: u64,
     /// Every given file attests the declared order, and the scan declared it.
     pub ordered: bool,
 }
@@ -131,8 +131,13 @@ impl TableProvider for IcebergParquetTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let options = state.config_options();
         let pruning = options.execution.parquet.pruning;
-        let mut planned = files::plan(&self.table, &self.schema).await.map_err(iceberg_error)?;
-        let files_total = planned.len() as u64;
+        // Without pruning nothing is skipped, at planning either.
+        let predicate = if pruning { convert_filters_to_predicate(filters) } else { None };
+        let mut planned = match predicate {
+            Some(predicate) => files::plan_matching(&self.table, &self.schema, predicate).await,
+            None => files::plan(&self.table, &self.schema).await,
+        }
+        .map_err(iceberg_error)?;
         if let Some(only) = &self.only {
             planned.retain(|p| only.contains(p.file.path().as_ref()));
         }
@@ -159,7 +164,7 @@ impl TableProvider for IcebergParquetTable {
             _ => contiguous(&given, partitions),
         };
         if let Ok(mut p) = self.planned.lock() {
-            *p = Planned { files_total, files_given: given.len() as u64, ordered: ordering.is_some() };
+            *p = Planned { files_planned: given.len() as u64, ordered: ordering.is_some() };
         }
         let parquet = TableParquetOptions { global: options.execution.parquet.clone(), ..Default::default() };
         let mut source = ParquetSource::new(self.schema.clone())

@@ -1,17 +1,22 @@
 //! The querier's DataFusion session, configured once, here, as a product querier configures its own: target
 //! partitions, pruning on statistics and bloom filters, dynamic filter pushdown (the TopK's), grouping the files
-//! of an attested order by their statistics, and the file-metadata (Parquet footer) cache. Seed 000 names the
+//! of an attested order by their statistics, a top-k reading the files that hold its first rows first
+//! ([`crate::scan::topk_order`]), and the file-metadata (Parquet footer) cache. Seed 000 names the
 //! bug this avoids: "read benches bypassed the real querier and measured a bare SessionContext". Every cell's
 //! facts say which configuration it ran ([`Config::line`]).
 
 use std::sync::Arc;
 
+use datafusion::error::DataFusionError;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::cache::DefaultFilesMetadataCache;
 use datafusion::execution::cache::cache_manager::CacheManagerConfig;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::scan::store::{self, IcebergStore};
+use crate::scan::topk_order::{RUNS_AFTER, TopKFileOrder};
 
 /// The footer cache's size: every footer of the querier's tables many times over.
 const FOOTER_CACHE_BYTES: usize = 64 << 20;
@@ -30,6 +35,9 @@ pub struct Config {
     pub split_by_statistics: bool,
     /// Parquet footers kept in DataFusion's file-metadata cache across queries.
     pub footer_cache: bool,
+    /// A TopK's files read in the order of their statistics on its key ([`TopKFileOrder`]); off, DataFusion
+    /// 53's own order (each group's files as planned, reversed only for the exact reverse of a declared order).
+    pub topk_file_order: bool,
 }
 
 impl Config {
@@ -41,6 +49,7 @@ impl Config {
             dynamic_filters: true,
             split_by_statistics: true,
             footer_cache: true,
+            topk_file_order: true,
         }
     }
 
@@ -59,19 +68,33 @@ impl Config {
             CacheManagerConfig::default().with_file_metadata_cache(Some(cache)).with_metadata_cache_limit(limit);
         let runtime = RuntimeEnvBuilder::new().with_cache_manager(caches).build_arc()?;
         runtime.register_object_store(store::url().as_ref(), Arc::new(store));
-        Ok(SessionContext::new_with_config_rt(config, runtime))
+        let mut rules = PhysicalOptimizer::new().rules;
+        if self.topk_file_order {
+            let at = rules.iter().position(|rule| rule.name() == RUNS_AFTER).ok_or_else(|| {
+                DataFusionError::Plan(format!("DataFusion has no physical optimizer rule {RUNS_AFTER} to follow"))
+            })?;
+            rules.insert(at + 1, Arc::new(TopKFileOrder));
+        }
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_default_features()
+            .with_physical_optimizer_rules(rules)
+            .build();
+        Ok(SessionContext::new_with_state(state))
     }
 
     /// The configuration in one line, for the cell's facts.
     pub fn line(&self) -> String {
         let on = |b: bool| if b { "on" } else { "off" };
         format!(
-            "session: target_partitions {}, pruning {}, dynamic filters {}, split by statistics {}, footer cache {}",
+            "session: target_partitions {}, pruning {}, dynamic filters {}, split by statistics {}, footer cache {}, top-k file order {}",
             self.target_partitions,
             on(self.pruning),
             on(self.dynamic_filters),
             on(self.split_by_statistics),
-            on(self.footer_cache)
+            on(self.footer_cache),
+            on(self.topk_file_order)
         )
     }
 }
