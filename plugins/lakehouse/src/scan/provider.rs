@@ -3,8 +3,8 @@
 //! filters convert to an Iceberg predicate, so a time window skips whole manifests), and scanned by
 //! `ParquetSource` with the manifests' statistics. When every planned file attests the table's sort order
 //! (written sorted, with that order's id), the scan declares it as its output ordering, so a query in that
-//! order needs no sort, and a limit stops the scan early. Whether the sort was elided, and which files the scan reached, pruned and read, is read from the
-//! executed plan ([`crate::scan::facts`]).
+//! order needs no sort, and a limit stops the scan early. Whether the sort was elided, and which files the scan
+//! reached, pruned and read, is read from the executed plan ([`crate::scan::facts`]).
 
 use std::any::Any;
 use std::collections::HashSet;
