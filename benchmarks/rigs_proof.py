@@ -49,7 +49,7 @@ CELLS = {
     "querier_fs": ("rig-lakehouse", "librig_lakehouse.so", "querier",
                    "footer_cache=cold .*shape=lookup_by_id storage=fs", "query_time", "time"),
     "trace_index": ("rig-lakehouse", "librig_lakehouse.so", "trace_index",
-                    "footers=per_lookup storage=memory traces=10000 workers", "lookup_time", "time"),
+                    "footers=per_lookup storage=memory traces=10000 workers=0$", "lookup_time", "time"),
     "writer": ("rig-lakehouse", "librig_lakehouse.so", "writer",
                "batches=1 op=append order=in_order rows=10000 storage=memory .*writers=1$", "append_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
