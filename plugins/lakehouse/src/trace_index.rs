@@ -23,17 +23,9 @@ use crate::warehouse::{Storage, Warehouse};
 #[serde(deny_unknown_fields)]
 pub struct Params {
     traces: i64,
-    footers: FootersParam,
+    footers: Footers,
     storage: Storage,
     workers: i64,
-}
-
-/// Where a lookup finds its shard's footer, as the `footers` parameter spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FootersParam {
-    PerLookup,
-    Kept,
 }
 
 /// The rig.
@@ -107,11 +99,7 @@ impl Rig for TraceIndex {
         let traces = u64::try_from(p.traces).map_err(|_| RigError::invalid_params("traces must be positive"))?;
         let entries = (0..traces).map(|n| (corpus::spread_id(n), file_of(n))).collect();
         let location = format!("{}/trace-index", warehouse.location);
-        let footers = match p.footers {
-            FootersParam::PerLookup => Footers::PerLookup,
-            FootersParam::Kept => Footers::Kept,
-        };
-        let index = runtime.block_on(Index::write(&warehouse.file_io(), &location, entries, footers))?;
+        let index = runtime.block_on(Index::write(&warehouse.file_io(), &location, entries, p.footers))?;
         let rig = TraceIndex {
             traces,
             runtime,

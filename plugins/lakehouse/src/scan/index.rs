@@ -44,8 +44,9 @@ struct Shard {
     metadata: Option<ArrowReaderMetadata>,
 }
 
-/// Where a lookup finds its shard's footer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a lookup finds its shard's footer (`trace_index`'s `footers` parameter spells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Footers {
     /// Read and parsed once, when the index opens.
     Kept,
