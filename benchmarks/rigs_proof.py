@@ -52,6 +52,10 @@ CELLS = {
                     "footers=per_lookup storage=memory traces=10000 workers=0$", "lookup_time", "time"),
     "writer": ("rig-lakehouse", "librig_lakehouse.so", "writer",
                "batches=1 op=append order=in_order rows=10000 storage=memory .*writers=1$", "append_time", "time"),
+    # Four tenants at once on one thread, as rigs.toml's concurrent block says to compare them (issue 64).
+    "writer_concurrent": ("rig-lakehouse", "librig_lakehouse.so", "writer",
+                          "op=append order=in_order rows=500 storage=memory workers=0 writers=4$", "append_time",
+                          "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
                        "mode=perthread .*rate=0.0 .*work_us=10$", "records_per_s", "rate_per_core"),
 }
