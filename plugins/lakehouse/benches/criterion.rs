@@ -3,8 +3,8 @@
 
 use benchhost_plugin_api::criterion::bench;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rig_lakehouse::compaction::Compaction;
-use rig_lakehouse::querier::Querier;
+use rig_lakehouse::rigs::compaction::Compaction;
+use rig_lakehouse::rigs::querier::Querier;
 use serde_json::json;
 
 fn rigs(c: &mut Criterion) {

@@ -5,22 +5,10 @@
 //! up in a bloom-filtered Parquet index. Tables live in iceberg's memory catalog over its memory storage or a
 //! local directory.
 
-pub mod compaction;
-pub mod corpus;
-pub mod counting;
-pub mod gauge;
-pub mod querier;
-pub mod querier_tables;
-pub mod replace;
+pub mod rigs;
 pub mod runtime;
 pub mod scan;
-pub mod shapes;
-pub mod snapshot;
-pub mod tenant;
-pub mod trace_index;
-pub mod traces;
-pub mod warehouse;
-pub mod writer;
+pub mod table;
 
 /// The slowdown compiled in with the `slower` feature, spun once per iteration (a rewrite, a query) (proofs only: a second build of
 /// the same tree, slower by a known amount; see `benchhost_plugin_api::slower`).
@@ -30,7 +18,9 @@ pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
     0
 };
 
-#[cfg(test)]
-mod pyiceberg_tests;
-
-benchhost_plugin_api::export_rigs![compaction::Compaction, querier::Querier, trace_index::TraceIndex, writer::Writer];
+benchhost_plugin_api::export_rigs![
+    rigs::compaction::Compaction,
+    rigs::querier::Querier,
+    rigs::trace_index::TraceIndex,
+    rigs::writer::Writer
+];

@@ -59,7 +59,7 @@ pub struct Planned {
 impl IcebergParquetTable {
     /// `table` as it is loaded now (its manifests are read again by every scan).
     pub fn new(table: Table) -> iceberg::Result<IcebergParquetTable> {
-        let schema = crate::warehouse::arrow_schema(&table)?;
+        let schema = crate::table::warehouse::arrow_schema(&table)?;
         let metadata = table.metadata();
         let sort = metadata.default_sort_order();
         let current = metadata.current_schema();

@@ -1,5 +1,5 @@
 //! The table's files as DataFusion reads them: an `ObjectStore` over the warehouse's own Iceberg `FileIO`, so
-//! a scan's every byte passes the same storage, and the same counters ([`crate::counting`]), as the catalog's
+//! a scan's every byte passes the same storage, and the same counters ([`crate::table::counting`]), as the catalog's
 //! writes and the manifests' reads. Read-only: a scan only ever gets (ranges of) objects.
 
 use std::fmt;

@@ -92,8 +92,8 @@ fn datafusion_53_reverses_a_declared_order_only_for_its_exact_reverse_nulls_incl
             let warehouse = Warehouse::new(Storage::Memory, dir.path()).await.unwrap();
             let name = format!("spans_{}", nulls.replace(' ', "_").to_lowercase());
             let mut table =
-                warehouse.create_ordered(&name, crate::warehouse::Layout::Unpartitioned, true).await.unwrap();
-            for file in crate::corpus::sequential_files() {
+                warehouse.create_ordered(&name, crate::table::warehouse::Layout::Unpartitioned, true).await.unwrap();
+            for file in crate::table::corpus::sequential_files() {
                 table = warehouse.append(&table, &file).await.unwrap();
             }
             let store = IcebergStore::new(warehouse.file_io(), IcebergStore::prefix_of(&warehouse.location));
@@ -174,9 +174,11 @@ fn a_file_that_attests_an_order_it_does_not_hold_is_caught() {
     let dir = tempfile::tempdir().unwrap();
     let err = runtime.block_on(async {
         let warehouse = Warehouse::new(Storage::Memory, dir.path()).await.unwrap();
-        let mut table =
-            warehouse.create_ordered("spans_sorted", crate::warehouse::Layout::Unpartitioned, true).await.unwrap();
-        let mut files = crate::corpus::sequential_files();
+        let mut table = warehouse
+            .create_ordered("spans_sorted", crate::table::warehouse::Layout::Unpartitioned, true)
+            .await
+            .unwrap();
+        let mut files = crate::table::corpus::sequential_files();
         files[0].reverse();
         for file in &files {
             table = warehouse.append(&table, file).await.unwrap();

@@ -17,7 +17,7 @@ use iceberg::io::Storage;
 use iceberg::table::Table;
 use iceberg::{Catalog, TableIdent};
 
-use crate::warehouse::Warehouse;
+use crate::table::warehouse::Warehouse;
 
 /// The file naming the table's current metadata; the warehouse's files are under [`FILES`].
 const POINTER: &str = "metadata-location";

@@ -1,11 +1,11 @@
 //! The querier's tables, seeded as seed 000 seeds them, and the point indexes beside them:
 //! - `traces`: hour partitions (as seed 000's write path), the target trace written three times
-//!   ([`crate::corpus::traces_files`]), and its index of trace id to data file;
+//!   ([`crate::table::corpus::traces_files`]), and its index of trace id to data file;
 //! - `spans`: 60 sequential files through the plain write path: no file attests an order;
 //! - `spans_sorted`: the same files, written sorted into a table that declares `(timestamp, trace_id)`, each
 //!   file attesting it (seed 000's ingest path).
 //!
-//! Each table is seeded once per library and run ([`crate::snapshot`]): copied into each instance's memory
+//! Each table is seeded once per library and run ([`crate::table::snapshot`]): copied into each instance's memory
 //! warehouse, or, on disk, read in place by every instance.
 
 use std::path::Path;
@@ -15,11 +15,11 @@ use iceberg::TableIdent;
 use iceberg::table::Table;
 use tokio::runtime::Runtime;
 
-use crate::corpus;
 use crate::scan::index::{Footers, Index};
 use crate::scan::store::IcebergStore;
-use crate::snapshot;
-use crate::warehouse::{Layout, Storage, Warehouse};
+use crate::table::corpus;
+use crate::table::snapshot;
+use crate::table::warehouse::{Layout, Storage, Warehouse};
 
 /// A table the querier reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn index_location(table: &Table) -> String {
 
 /// Writes the index of `table`'s data files: every trace id of every file, to the file's object path.
 async fn write_index(warehouse: &Warehouse, table: &Table) -> Result<(), RigError> {
-    let schema = crate::warehouse::arrow_schema(table)?;
+    let schema = crate::table::warehouse::arrow_schema(table)?;
     let mut entries = Vec::new();
     for planned in crate::scan::files::plan(table, &schema).await? {
         let path = planned.file.path().to_string();
@@ -116,7 +116,7 @@ async fn write_index(warehouse: &Warehouse, table: &Table) -> Result<(), RigErro
             .map_err(|e| RigError::new(format!("reading {location} for the index: {e}")))?;
         for batch in reader {
             let batch = batch.map_err(|e| RigError::new(format!("reading {location} for the index: {e}")))?;
-            entries.extend(crate::traces::from_batch(&batch).into_iter().map(|s| (s.trace_id, path.clone())));
+            entries.extend(crate::table::traces::from_batch(&batch).into_iter().map(|s| (s.trace_id, path.clone())));
         }
     }
     Index::write(&warehouse.file_io(), &index_location(table), entries, Footers::Kept).await?;

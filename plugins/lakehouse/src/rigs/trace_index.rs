@@ -13,10 +13,10 @@ use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, Rig, RigError, Se
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
-use crate::corpus;
 use crate::runtime;
 use crate::scan::index::{Footers, Index, Looked};
-use crate::warehouse::{Storage, Warehouse};
+use crate::table::corpus;
+use crate::table::warehouse::{Storage, Warehouse};
 
 /// Parameters of `trace_index`.
 #[derive(Debug, Deserialize)]

@@ -1,5 +1,5 @@
 //! benchhost rig `writer`: seed 000's write path (`iceberg_benchmarks` and the ingest sort), on the seed's
-//! `metrics_gauge` table ([`crate::gauge`]).
+//! `metrics_gauge` table ([`crate::table::gauge`]).
 //!
 //! - `op = append`: one iteration is one append with its commit, per tenant: the batches turned into the table's
 //!   form (JSON attributes parsed into maps, times cast), sorted by the declared key, written as Parquet (ZSTD
@@ -28,10 +28,10 @@ use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, R
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
-use crate::gauge::{self, Tally};
 use crate::runtime;
-use crate::tenant::Tenant;
-use crate::warehouse::Storage;
+use crate::table::gauge::{self, Tally};
+use crate::table::tenant::Tenant;
+use crate::table::warehouse::Storage;
 
 /// The most rows one iteration may hold, over all its batches and tenants (~370 bytes a row as input).
 const MAX_ROWS_PER_ITERATION: i64 = 4_000_000;

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use arrow::array::RecordBatch;
 use serde::Deserialize;
 
-use crate::corpus::{self, TARGET};
-use crate::traces::{HOUR_US, Span};
+use crate::table::corpus::{self, TARGET};
+use crate::table::traces::{HOUR_US, Span};
 
 /// A query shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -101,7 +101,7 @@ impl Shape {
 
     /// Checks `batches` against the answer the corpus dictates.
     pub fn check(self, batches: &[RecordBatch]) -> Result<Answer, String> {
-        let got: Vec<Span> = batches.iter().flat_map(crate::traces::from_batch).collect();
+        let got: Vec<Span> = batches.iter().flat_map(crate::table::traces::from_batch).collect();
         let all_target = || corpus::traces_files().into_iter().flatten().filter(|s| s.trace_id == TARGET);
         match self {
             Shape::LookupById | Shape::LookupByIdWindowed | Shape::LookupViaIndex => {

@@ -1,5 +1,5 @@
 //! A real Iceberg catalog over a real FileIO: the crate's memory catalog, on its in-memory storage (as seed 000
-//! measured) or on a local directory (`storage = fs`), with every byte counted (see [`crate::counting`]).
+//! measured) or on a local directory (`storage = fs`), with every byte counted (see [`crate::table::counting`]).
 //! Tables are written the way an ingester writes them: one Parquet file per append (ZSTD, Iceberg's default
 //! codec; one row group; a bloom filter on `trace_id`), committed with `fast_append`.
 
@@ -26,8 +26,8 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 use serde::Deserialize;
 
-use crate::counting::{Backend, CountingFactory, CountingStorage, IoCounters};
-use crate::traces::{self, Span};
+use crate::table::counting::{Backend, CountingFactory, CountingStorage, IoCounters};
+use crate::table::traces::{self, Span};
 
 /// Microseconds per hour: Iceberg's `hour` transform.
 const HOUR_US: i64 = 3_600_000_000;
@@ -69,14 +69,14 @@ impl Warehouse {
     }
 
     /// A new, empty warehouse that records the path of every file written, to be kept with
-    /// [`crate::snapshot::keep`].
+    /// [`crate::table::snapshot::keep`].
     pub async fn seeding(storage: Storage, dir: &Path) -> iceberg::Result<Warehouse> {
         Warehouse::with(storage, dir, IoCounters::recording()).await
     }
 
     /// A new, empty memory warehouse that records every file written, located at `dir`: its tables name their
     /// files by paths below `dir`, so a kept copy of them, placed in `dir`, is a table on disk there (a seed
-    /// built in memory and placed where a directory warehouse reads it; see [`crate::snapshot`]).
+    /// built in memory and placed where a directory warehouse reads it; see [`crate::table::snapshot`]).
     pub async fn seeding_at(dir: &Path) -> iceberg::Result<Warehouse> {
         let backend = Backend::Memory(MemoryStorage::new());
         Warehouse::at(backend, dir.display().to_string(), IoCounters::recording()).await

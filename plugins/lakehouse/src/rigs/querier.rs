@@ -22,16 +22,16 @@ use iceberg::table::Table;
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
-use crate::querier_tables::{self, Seeded};
 use crate::runtime;
 use crate::scan::facts::Facts;
 use crate::scan::files::{self, Census};
 use crate::scan::index::{Footers, Index};
 use crate::scan::provider::{IcebergParquetTable, Planned};
 use crate::scan::session::Config;
+use crate::scan::shapes::{Answer, Corpus, Shape};
 use crate::scan::store::IcebergStore;
-use crate::shapes::{Answer, Corpus, Shape};
-use crate::warehouse::{Storage, Warehouse};
+use crate::table::querier_tables::{self, Seeded};
+use crate::table::warehouse::{Storage, Warehouse};
 
 /// Parquet footers across queries: kept, cleared before each query, or never cached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -172,7 +172,7 @@ impl Querier {
     async fn register_indexed(&self) -> Result<Arc<IcebergParquetTable>, RigError> {
         let mut provider = IcebergParquetTable::new(self.table.clone())?;
         if let Some(index) = &self.index {
-            let (files, _) = index.lookup(crate::corpus::TARGET).await?;
+            let (files, _) = index.lookup(crate::table::corpus::TARGET).await?;
             provider = provider.only(files.into_iter().collect::<HashSet<_>>());
         }
         let provider = Arc::new(provider);
@@ -284,7 +284,7 @@ impl Rig for Querier {
             _ => None,
         };
         // What planning skips is counted against the snapshot, counted once, untimed.
-        let census = runtime.block_on(files::census(&table, &crate::warehouse::arrow_schema(&table)?))?;
+        let census = runtime.block_on(files::census(&table, &crate::table::warehouse::arrow_schema(&table)?))?;
         let scanned = Arc::new(IcebergParquetTable::new(table.clone())?);
         ctx_df.register_table(SCANNED, scanned.clone())?;
         let mut rig = Querier {

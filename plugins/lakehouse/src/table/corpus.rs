@@ -10,7 +10,7 @@
 //!
 //! `spans`: 60 sequential files of 1,000 spans, two minutes apart, each in timestamp order (one row group).
 
-use crate::traces::{EPOCH_US, HOUR_US, Span, span};
+use crate::table::traces::{EPOCH_US, HOUR_US, Span, span};
 
 /// UTC midnight of seed 000's epoch day (2023-11-14): the three days of `traces` start here.
 pub const DAY0_US: i64 = EPOCH_US - EPOCH_US.rem_euclid(24 * HOUR_US);

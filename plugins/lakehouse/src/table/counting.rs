@@ -29,7 +29,7 @@ pub struct IoCounters {
     manifest_lists_read: AtomicU64,
     manifests_read: AtomicU64,
     bytes_written: AtomicU64,
-    /// Every path written while `recording`, so a seeded warehouse can be kept (see [`crate::snapshot`]): the
+    /// Every path written while `recording`, so a seeded warehouse can be kept (see [`crate::table::snapshot`]): the
     /// crate's storages cannot list their files. Off unless asked for, so timed writes pay nothing for it.
     recording: AtomicBool,
     written: Mutex<BTreeSet<String>>,

@@ -22,10 +22,11 @@ use iceberg::{Catalog, TableIdent};
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
-use crate::snapshot::{self, Kept};
-use crate::traces::{self, Tally};
-use crate::warehouse::{self, Layout, Storage, Warehouse};
-use crate::{replace, runtime};
+use crate::runtime;
+use crate::table::replace;
+use crate::table::snapshot::{self, Kept};
+use crate::table::traces::{self, Tally};
+use crate::table::warehouse::{self, Layout, Storage, Warehouse};
 
 /// Parameters of `compaction`.
 #[derive(Debug, Deserialize)]

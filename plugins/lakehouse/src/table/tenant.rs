@@ -15,8 +15,8 @@ use iceberg::{Catalog, TableCreation};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::gauge::{self, Tally};
-use crate::warehouse::{self, Storage, Warehouse};
+use crate::table::gauge::{self, Tally};
+use crate::table::warehouse::{self, Storage, Warehouse};
 
 /// One tenant's table, waiting for its append or its check.
 pub struct Tenant {

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::compaction::tests_support::rewrite_one_fs_table;
+use crate::rigs::compaction::tests_support::rewrite_one_fs_table;
 
 const PYICEBERG: &str = "pyiceberg[pyarrow]==0.12.0";
 const PYARROW: &str = "pyarrow==26.0.1";

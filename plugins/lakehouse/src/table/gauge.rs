@@ -16,7 +16,7 @@ use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRe
 use arrow::error::ArrowError;
 use iceberg::spec::{MapType, NestedField, PrimitiveType, Type};
 
-pub use crate::traces::Tally;
+pub use crate::table::traces::Tally;
 
 /// Seed 000's first timestamp, in nanoseconds; its rows are one second apart.
 const EPOCH_NS: i64 = 1_700_000_000_000_000_000;
