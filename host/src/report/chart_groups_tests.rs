@@ -50,15 +50,16 @@ fn the_committed_runs_are_drawn_in_the_blocks_of_rigs_toml() {
             ("footer_cache=warm order=unattested storage=memory", 7)
         ]
     );
+    // The concurrent tenants run on one thread and on two workers, so the other blocks' labels name theirs.
     let writer = found("writer.jsonl");
     assert_eq!(
         sizes(&writer),
         [
-            ("batches=1 op=append order=in_order writers=1", 4),
-            ("batches=1 op=append order=in_order rows=500", 3),
-            ("op=append order=in_order rows=1000 writers=1", 5),
-            ("batches=1 op=create order=in_order rows=1000 writers=1", 1),
-            ("batches=1 op=sort writers=1", 6)
+            ("batches=1 op=append order=in_order workers=2 writers=1", 4),
+            ("batches=1 op=append order=in_order rows=500", 6),
+            ("op=append order=in_order rows=1000 workers=2 writers=1", 5),
+            ("batches=1 op=create order=in_order rows=1000 workers=2 writers=1", 1),
+            ("batches=1 op=sort workers=2 writers=1", 6)
         ]
     );
     assert!(writer[0].1.contains(&"rows=1000".to_string()) && writer[2].1.contains(&"batches=1".to_string()));
