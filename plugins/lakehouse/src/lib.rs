@@ -8,6 +8,7 @@
 pub mod rigs;
 pub mod runtime;
 pub mod scan;
+pub mod service;
 pub mod table;
 
 /// The slowdown compiled in with the `slower` feature, spun once per iteration (a rewrite, a query) (proofs only: a second build of
