@@ -2,8 +2,11 @@
 //! `compaction` rewrites small files into one `replace` snapshot; `querier` runs DataFusion SQL over the
 //! snapshot's files with DataFusion's own Parquet scan (lookups by id, one via a point index, top-k, ordered
 //! scans over attested and unattested orders), the footer cache warm, cold or off; `trace_index` looks traces
-//! up in a bloom-filtered Parquet index. Tables live in iceberg's memory catalog over its memory storage or a
-//! local directory.
+//! up in a bloom-filtered Parquet index; `writer` appends to seed 000's metrics_gauge table. Tables live in
+//! iceberg's memory catalog over its memory storage or a local directory.
+//!
+//! The tree: `rigs/` (one file per rig), `table/` (what every rig stands on), `scan/` (the querier's scan over
+//! DataFusion) and `service/` (the querier service's Flight routing and query languages).
 
 pub mod rigs;
 pub mod runtime;
