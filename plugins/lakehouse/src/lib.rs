@@ -25,6 +25,7 @@ pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
 benchhost_plugin_api::export_rigs![
     rigs::compaction::Compaction,
     rigs::querier::Querier,
+    rigs::querier_service::QuerierServiceRig,
     rigs::trace_index::TraceIndex,
     rigs::writer::Writer
 ];

@@ -27,6 +27,34 @@ impl LogQuery {
     }
 }
 
+impl LogQuery {
+    /// The query as SQL over the logs table `table`, within `[start_us, end_us)`: the newest `limit` matching
+    /// lines, columns `timestamp`, `service_name`, `body`, newest first. A label is a column (`service_name`;
+    /// `level` is `severity_text`); another label is refused by name.
+    pub fn sql(&self, table: &str, start_us: i64, end_us: i64, limit: usize) -> Result<String, String> {
+        let quote = crate::service::promql::quote;
+        let mut wheres = Vec::new();
+        for (label, value) in &self.matchers {
+            let column = match label.as_str() {
+                "service_name" => "service_name",
+                "level" => "severity_text",
+                other => return Err(format!("the logs have no label `{other}` (service_name, level)")),
+            };
+            wheres.push(format!("{column} = {}", quote(value)));
+        }
+        for filter in &self.filters {
+            let op = if filter.contains { ">" } else { "=" };
+            wheres.push(format!("strpos(body, {}) {op} 0", quote(&filter.text)));
+        }
+        Ok(format!(
+            "SELECT timestamp, service_name, body FROM {table} WHERE {} \
+             AND timestamp >= to_timestamp_micros({start_us}) AND timestamp < to_timestamp_micros({end_us}) \
+             ORDER BY timestamp DESC LIMIT {limit}",
+            wheres.join(" AND ")
+        ))
+    }
+}
+
 /// Parses `query`, or says where and why it is not of the supported form.
 pub fn parse(query: &str) -> Result<LogQuery, String> {
     let mut p = Cursor { text: query, at: 0 };

@@ -68,8 +68,7 @@ impl Seeded {
     ) -> Result<(Warehouse, TableIdent), RigError> {
         match storage {
             Storage::Memory => {
-                let kept =
-                    ctx.seed(&format!("querier-{}", self.name()), |dir| runtime.block_on(self.keep(dir, None)))?;
+                let kept = self.kept(ctx, runtime)?;
                 let warehouse = runtime.block_on(Warehouse::new(Storage::Memory, Path::new("")))?;
                 let ident = runtime.block_on(snapshot::Kept::read(&kept)?.load(&warehouse, self.name()))?;
                 Ok((warehouse, ident))
@@ -83,6 +82,11 @@ impl Seeded {
                 Ok((warehouse, ident))
             }
         }
+    }
+
+    /// The directory holding the table's memory seed for this library and run, seeded by the first caller.
+    pub fn kept(self, ctx: &SetupContext, runtime: &Runtime) -> Result<std::path::PathBuf, RigError> {
+        ctx.seed(&format!("querier-{}", self.name()), |dir| runtime.block_on(self.keep(dir, None)))
     }
 
     /// Seeds the table in a memory warehouse of its own (located at `place`, if given) and keeps it (and its

@@ -30,7 +30,11 @@ impl Tenant {
     /// work of `op = create`.
     pub async fn create(storage: Storage, dir: Option<PathBuf>) -> Result<Tenant, RigError> {
         let path = dir.clone().unwrap_or_default();
-        let warehouse = Warehouse::new(storage, &path).await?;
+        Tenant::create_in(Warehouse::new(storage, &path).await?, dir).await
+    }
+
+    /// The same table in a warehouse made by the caller (a seeding one, whose files are kept).
+    pub async fn create_in(warehouse: Warehouse, dir: Option<PathBuf>) -> Result<Tenant, RigError> {
         let schema = gauge::schema()?;
         let spec = PartitionSpec::builder(schema.clone())
             .add_partition_field("timestamp", "timestamp_hour", Transform::Hour)?
