@@ -245,6 +245,7 @@ FIGURES = {
     "trend-proof": script("benchmarks/trend/proof.py", "--table", "results/trend-proof.json"),
     "querier-seed": script("benchmarks/querier/seed_table.py"),
     "querier-read-seed": script("benchmarks/querier/read_table.py"),
+    "querier-service-seed": script("benchmarks/querier/service_table.py"),
     "writer-seed": script("benchmarks/writer/seed_table.py"),
     "cache-tier-seed": script("benchmarks/cache_tier/seed_table.py"),
     "bisect-proof": bisect_proof,
