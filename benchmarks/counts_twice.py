@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-RIGS = ["wal", "ingest", "cache_tier", "compaction", "querier", "trace_index", "writer"]
+RIGS = ["wal", "ingest", "cache_tier", "compaction", "querier", "querier_service", "trace_index", "writer"]
 
 
 def stream(out, index):

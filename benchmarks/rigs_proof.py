@@ -56,13 +56,16 @@ CELLS = {
     "writer_concurrent": ("rig-lakehouse", "librig_lakehouse.so", "writer",
                           "op=append order=in_order rows=500 storage=memory workers=0 writers=4$", "append_time",
                           "time"),
+    # The querier service's PromQL range: one do_get, the plan with a window per step (issue 65).
+    "querier_service": ("rig-lakehouse", "librig_lakehouse.so", "querier_service", "ticket=promql_range",
+                        "query_time", "time"),
     "kafka_topology": ("rig-kafka-topology", "librig_kafka_topology.so", "kafka_topology",
                        "mode=perthread .*rate=0.0 .*work_us=10$", "records_per_s", "rate_per_core"),
 }
-# Parameters a cell sets beyond its matrix: the querier's lookups and its cell on disk on one thread. On two
+# Parameters a cell sets beyond its matrix: the querier's lookups, its cell on disk and its service on one thread. On two
 # workers on this 2-core VM each process's queries vary with how its workers are scheduled: the per-process sd
 # of A/A log ratios was 2.1-3.8% there against 0.4-1.1% on one thread, which no 15 s comparison resolves to 3%.
-SETS = {cell: ["--set", "workers=0"] for cell in ("querier_cold", "querier_warm", "querier_fs")}
+SETS = {cell: ["--set", "workers=0"] for cell in ("querier_cold", "querier_warm", "querier_fs", "querier_service")}
 UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 
