@@ -61,3 +61,29 @@ fn a_ticket_that_routes_nowhere_is_an_invalid_argument_from_do_get() {
     let get_schema = runtime.block_on(service.get_schema(tonic::Request::new(Default::default()))).unwrap_err();
     assert_eq!(get_schema.code(), tonic::Code::Unimplemented);
 }
+
+#[test]
+fn a_dropped_row_or_a_wrong_average_is_a_failure_naming_the_ticket() {
+    use arrow::array::{ArrayRef, AsArray, Float64Array, RecordBatch};
+    use arrow::datatypes::Float64Type;
+    let scratch = tempfile::tempdir().unwrap();
+    let ctx = SetupContext { scratch_dir: scratch.path().to_path_buf(), ..SetupContext::default() };
+    let rig = QuerierServiceRig::setup(Params { ticket: Arm::PromqlRange, workers: 0 }, &ctx).unwrap();
+    let answer = arrow_flight::utils::flight_data_to_batches(&rig.request().unwrap()).unwrap();
+    let batch = arrow::compute::concat_batches(&answer[0].schema(), &answer).unwrap();
+    let encoded = |batch: RecordBatch| arrow_flight::utils::batches_to_flight_data(&batch.schema(), vec![batch]);
+    let refused = |batch: RecordBatch| {
+        let e = rig.check(&encoded(batch).unwrap(), "a test").unwrap_err();
+        assert_eq!(format!("{:?}", e.kind), "Verification");
+        assert!(e.message.starts_with(r#"a test: ticket {"promql":{"query":"avg by (service_name)"#), "{}", e.message);
+        e.message
+    };
+    assert_eq!(rig.check(&encoded(batch.clone()).unwrap(), "a test").unwrap().rows, 244);
+    assert!(refused(batch.slice(0, 243)).contains("row 243 is None"));
+    let values = batch.column_by_name("value").unwrap().as_primitive::<Float64Type>();
+    let nudged: Float64Array =
+        values.iter().enumerate().map(|(i, v)| v.map(|v| if i == 5 { v + 0.5 } else { v })).collect();
+    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+    columns[batch.schema().index_of("value").unwrap()] = std::sync::Arc::new(nudged);
+    assert!(refused(RecordBatch::try_new(batch.schema(), columns).unwrap()).contains("row 5 is Some("));
+}

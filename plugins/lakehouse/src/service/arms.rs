@@ -127,7 +127,7 @@ impl Arm {
                     .filter(|l| parsed.keeps(|name| label(l, name), &l.body))
                     .map(|l| (l.timestamp_us, l.service_name, l.body))
                     .collect();
-                expected.sort_by(|a, b| b.0.cmp(&a.0));
+                expected.sort_by_key(|l| std::cmp::Reverse(l.0));
                 expected.truncate(limit);
                 same(&got, &expected).map(|()| answer(got.len()))
             }

@@ -114,8 +114,8 @@ impl RangeQuery {
         )
     }
 
-    /// The query's value at one step from the latest sample of each series (the direct reading answers are
-    /// checked against): `samples` are `(labels by name, value)`, already each series' latest in the window.
+    /// The aggregation of one group at one step, from the values of its series' latest samples in the window:
+    /// the direct reading the service's answers are checked against.
     pub fn aggregate(&self, values: &[f64]) -> f64 {
         let sum: f64 = values.iter().sum();
         match self.op {
