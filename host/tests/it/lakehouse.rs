@@ -1,17 +1,19 @@
 //! The lakehouse rigs through the real child-process path, on the repository's own matrix under `--quick`:
 //! every cell a measurement whose invariants hold, with the mechanism (files, bytes, cache misses, sort) in it.
 
-use crate::support::{quick_run_of_repo_matrix, quick_run_of_repo_matrix_with};
+use crate::support::{quick_run_of_repo_matrix, quick_run_of_repo_matrix_with, short_run_of_repo_matrix_with};
 use benchhost_record::Kind;
 
 #[test]
 fn compaction_rewrites_every_seeded_table_into_one_file_with_the_same_rows() {
-    let records = quick_run_of_repo_matrix("compaction");
+    // --quick runs both blocks in memory; the seed's table on disk is run here too.
+    let mut records = quick_run_of_repo_matrix("compaction");
+    records.extend(quick_run_of_repo_matrix_with("compaction", &["--set", "storage=fs", "rows_per_file=100 "]));
     let cells: Vec<String> = records
         .iter()
         .map(|r| format!("{}x{}/{}", r.variant["files"], r.variant["rows_per_file"], r.variant["storage"]))
         .collect();
-    assert_eq!(cells, [r#"6x100/"memory""#, r#"6x100/"fs""#, r#"24x1000/"memory""#]);
+    assert_eq!(cells, [r#"6x100/"memory""#, r#"24x1000/"memory""#, r#"6x100/"fs""#]);
     for r in &records {
         assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
         let checks: Vec<(&str, bool)> = r.checks.iter().map(|c| (c.invariant.as_str(), c.ok)).collect();
@@ -31,15 +33,14 @@ fn compaction_rewrites_every_seeded_table_into_one_file_with_the_same_rows() {
 
 #[test]
 fn querier_answers_every_shape_with_the_mechanism_read_from_the_plan_that_ran() {
-    // --quick runs the ordering block on oldest first only; the other two shapes' arms are run here too.
+    // --quick runs the ordering block on oldest first attested only; every shape and order is run here too.
     let mut records = quick_run_of_repo_matrix("querier");
-    assert_eq!(records.len(), 9);
-    for shape in ["recent_first_topk", "ordered_full_scan"] {
-        let set = format!("shape={shape}");
-        let arms = quick_run_of_repo_matrix_with("querier", &["--set", &set, "footer_cache=warm .*storage=memory"]);
-        assert_eq!(arms.len(), 4, "{shape}: every order, and the first block's unattested arm");
-        records.extend(arms);
-    }
+    assert_eq!(records.len(), 7);
+    let ordered = short_run_of_repo_matrix_with("querier", &["footer_cache=warm .*storage=memory"]);
+    let arms: std::collections::BTreeSet<(&str, &str)> =
+        ordered.iter().map(|r| (r.variant["shape"].as_str().unwrap(), r.variant["order"].as_str().unwrap())).collect();
+    assert_eq!(arms.len(), 9 + 4, "every ordered shape in every order, and the first block's four shapes: {arms:?}");
+    records.extend(ordered);
     for r in &records {
         let arm = format!("{:?}", r.variant);
         assert_eq!(r.kind, Kind::Measurement, "{arm}: {:?}", r.failure);
@@ -60,6 +61,23 @@ fn querier_answers_every_shape_with_the_mechanism_read_from_the_plan_that_ran() 
         assert_eq!(m("trace_rows_missed"), missed, "{arm}");
         let note = r.note.as_deref().unwrap_or("");
         assert!(note.contains("files reached") && note.contains("session: target_partitions 2"), "{arm}: {note}");
+    }
+}
+
+#[test]
+fn the_querier_service_answers_each_of_the_seeds_tickets_through_do_get() {
+    let records = quick_run_of_repo_matrix("querier_service");
+    let tickets: Vec<&str> = records.iter().map(|r| r.variant["ticket"].as_str().unwrap()).collect();
+    assert_eq!(tickets, ["find_trace", "find_trace_hinted", "search_recent", "promql_range", "logql_line_filter"]);
+    for r in &records {
+        let arm = format!("{:?}", r.variant);
+        assert_eq!(r.kind, Kind::Measurement, "{arm}: {:?}", r.failure);
+        assert!(r.checks.iter().all(|c| c.ok) && r.checks.len() == 1, "{arm}: {:?}", r.checks);
+        let m = |name: &str| r.metrics[name].value;
+        assert!(m("manifests_read") > 0.0 && m("planning_time") > 0.0 && m("bytes_scanned") > 0.0, "{arm}");
+        assert_eq!(m("files_read"), m("files_reached") - m("files_pruned"), "{arm}");
+        let missed = if r.variant["ticket"] == "find_trace_hinted" { 2.0 } else { 0.0 };
+        assert_eq!(m("trace_rows_missed"), missed, "{arm}: the hint's window leaves two of the trace's spans out");
     }
 }
 

@@ -222,10 +222,21 @@ pub fn quick_run_of_repo_matrix(rig: &str) -> Vec<Record> {
 
 /// [`quick_run_of_repo_matrix`] with more arguments to `run` (a FILTER, `--set`).
 pub fn quick_run_of_repo_matrix_with(rig: &str, args: &[&str]) -> Vec<Record> {
+    run_of_repo_matrix(rig, &[&["--quick"], args].concat())
+}
+
+/// Records of the whole matrix of RIG (no `quick` table applied), each cell as short as `--quick` times it:
+/// for the arms `--quick` leaves out.
+pub fn short_run_of_repo_matrix_with(rig: &str, args: &[&str]) -> Vec<Record> {
+    let short = ["--warmup", "100ms", "--measurement", "200ms", "--samples", "10"];
+    run_of_repo_matrix(rig, &[&short, args].concat())
+}
+
+fn run_of_repo_matrix(rig: &str, args: &[&str]) -> Vec<Record> {
     let sandbox = Sandbox::new();
     let rigs = concat!(env!("CARGO_MANIFEST_DIR"), "/../rigs.toml");
     let mut cmd = sandbox.cmd();
-    cmd.args(["run", "--quick", "--plugin", rig, "--out", "r.jsonl", "--config", rigs])
+    cmd.args(["run", "--plugin", rig, "--out", "r.jsonl", "--config", rigs])
         .args(args)
         .arg("--plugin-dir")
         .arg(workspace_plugins());
