@@ -12,7 +12,7 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::compute::{SortColumn, lexsort_to_indices, take_record_batch};
-use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef, TimeUnit};
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, SchemaRef};
 use arrow::error::ArrowError;
 use iceberg::spec::{MapType, NestedField, PrimitiveType, Type};
 
@@ -58,31 +58,10 @@ pub fn schema() -> iceberg::Result<iceberg::spec::Schema> {
     iceberg::spec::Schema::builder().with_schema_id(0).with_fields(fields.into_iter().map(Arc::new)).build()
 }
 
-/// The benchmark's input: the same 19 columns as they arrive, attributes as JSON text and times in nanoseconds.
+/// The benchmark's input: the same 19 columns as they arrive, attributes as JSON text and times in nanoseconds
+/// (seed 000's gauge row, defined once in `seed-schemas`).
 pub fn input_schema() -> SchemaRef {
-    let text = |name: &str, nullable: bool| Field::new(name, DataType::Utf8, nullable);
-    let ns = DataType::Timestamp(TimeUnit::Nanosecond, None);
-    Arc::new(Schema::new(vec![
-        Field::new("timestamp", ns.clone(), false),
-        Field::new("start_timestamp", ns, true),
-        text("service_name", false),
-        text("metric_name", false),
-        text("metric_description", true),
-        text("metric_unit", true),
-        Field::new("value", DataType::Float64, false),
-        Field::new("flags", DataType::Int32, true),
-        text("resource_schema_url", true),
-        text("resource_attributes", true),
-        text("scope_name", true),
-        text("scope_version", true),
-        text("scope_schema_url", true),
-        text("scope_attributes", true),
-        Field::new("scope_dropped_attr_count", DataType::Int32, true),
-        text("attributes", true),
-        text("exemplars", true),
-        Field::new("date_day", DataType::Date32, false),
-        Field::new("hour", DataType::Int32, false),
-    ]))
+    Arc::new(seed_schemas::metrics::gauge())
 }
 
 /// Seed 000's `create_benchmark_data(rows)`: row `i` at 1.7e18 + i s, metric `benchmark.metric.{i % 100}`,
