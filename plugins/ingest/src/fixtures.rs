@@ -35,7 +35,8 @@ fn scope() -> InstrumentationScope {
 }
 
 /// `items` server spans, ten per trace: trace id `i / 10`, span id `i`, `operation-{i % 50}`, three http
-/// attributes, status OK.
+/// attributes (all strings, `http.status_code` too, as the seed's), status OK; no parent, event or link, as the
+/// seed's carry none.
 pub fn traces(items: usize) -> ExportTraceServiceRequest {
     let spans = (0..items as u64)
         .map(|i| Span {
@@ -48,7 +49,7 @@ pub fn traces(items: usize) -> ExportTraceServiceRequest {
             attributes: vec![
                 text("http.method", "GET"),
                 text("http.route", "/api/v1/resource"),
-                kv("http.status_code", any_value::Value::IntValue(200)),
+                text("http.status_code", "200"),
             ],
             status: Some(Status { code: 1, ..Default::default() }),
             ..Default::default()

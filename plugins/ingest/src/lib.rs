@@ -1,10 +1,12 @@
 //! benchhost rig `ingest`: seed 000's `acceptor_ingest*` benchmarks. One iteration is one OTLP export request
 //! (1,000 spans, log records or metric points by default, shaped like SignalDB's fixtures) turned into an
 //! Arrow record batch: `decode_and_convert` prost-decodes the encoded request first, `convert_only` starts
-//! from the decoded message. Teardown checks that the batch has one row per item and that a sampled row's
-//! fields match the item it came from.
+//! from the decoded message. Teardown checks that the batch has one row per item; a trace batch is compared
+//! whole, every row and column, with the one the fixture's rules give ([`expected`]); a log or metric batch's
+//! sampled row with the item it came from.
 
 pub mod convert;
+pub mod expected;
 pub mod fixtures;
 mod text;
 
@@ -65,6 +67,8 @@ enum Request {
 /// The rig.
 pub struct Ingest {
     request: Request,
+    /// The batch the fixture's rules give (traces), built untimed.
+    expected: Option<RecordBatch>,
     encoded: Vec<u8>,
     stage: Stage,
     items: usize,
@@ -89,6 +93,10 @@ impl Rig for Ingest {
 
     fn setup(p: Params, _: &SetupContext) -> Result<Self, RigError> {
         let items = usize::try_from(p.items).map_err(|_| RigError::invalid_params("items must be positive"))?;
+        let expected = match p.signal {
+            Signal::Traces => Some(expected::traces(items)?),
+            _ => None,
+        };
         let (request, encoded) = match p.signal {
             Signal::Traces => {
                 let r = fixtures::traces(items);
@@ -106,7 +114,7 @@ impl Rig for Ingest {
                 (Request::Metrics(r), bytes)
             }
         };
-        Ok(Ingest { request, encoded, stage: p.stage, items, last: None })
+        Ok(Ingest { request, expected, encoded, stage: p.stage, items, last: None })
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
@@ -130,6 +138,12 @@ impl Rig for Ingest {
 
     fn teardown(self) -> Result<Outcome, RigError> {
         let batch = self.last.as_ref().ok_or_else(|| RigError::verification("no request was converted"))?;
+        if let Some(expected) = &self.expected {
+            if let Some(difference) = expected::first_difference(batch, expected) {
+                return Err(RigError::verification(format!("the trace batch differs: {difference}")));
+            }
+            return Ok(self.outcome(batch));
+        }
         // A sampled row must hold exactly what its item held (rig-specs: the fixture's generating rules).
         let k = self.items / 2;
         let text = |name: &str| batch.column_by_name(name).map(|c| c.as_string::<i32>().value(k).to_string());
@@ -150,10 +164,16 @@ impl Rig for Ingest {
         if expected != found {
             return Err(RigError::verification(format!("row {k} holds `{found}`, its item held `{expected}`")));
         }
-        Ok(Outcome::new()
+        Ok(self.outcome(batch))
+    }
+}
+
+impl Ingest {
+    fn outcome(&self, batch: &RecordBatch) -> Outcome {
+        Outcome::new()
             .counter("rows_in", self.items as u64)
             .counter("rows_out", batch.num_rows() as u64)
-            .counter("input_bytes", self.encoded.len() as u64))
+            .counter("input_bytes", self.encoded.len() as u64)
     }
 }
 

@@ -1,26 +1,24 @@
 //! OTLP requests to Arrow record batches, one row per span, log record or data point, in the columnar shape of
 //! SignalDB's conversion (ids as hex, nanosecond timestamps, attributes and resource as JSON text). Builders
-//! are sized up front and text goes through reused buffers: no allocation per row beyond Arrow's own.
+//! are sized up front and text goes through reused buffers: no allocation per row beyond Arrow's own. Spans
+//! convert to seed 000's whole trace batch ([`traces`]).
+
+mod traces;
+
+pub use traces::{NO_PARENT, traces};
 
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder,
-    UInt32Builder,
-};
+use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, StringBuilder, TimestampNanosecondBuilder};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 
 use crate::text;
-
-const KINDS: [&str; 6] = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"];
-const STATUSES: [&str; 3] = ["Unset", "Ok", "Error"];
 
 fn strings(rows: usize) -> StringBuilder {
     StringBuilder::with_capacity(rows, rows * 16)
@@ -47,87 +45,6 @@ fn resource_columns(resource: Option<&Resource>) -> (&str, String) {
 
 fn finish(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
     RecordBatch::try_from_iter(columns)
-}
-
-/// One row per span.
-pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowError> {
-    let rows: usize = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum();
-    let (mut trace_id, mut span_id, mut parent, mut name, mut service) =
-        (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
-    let (mut kind, mut status, mut message, mut attributes, mut resource_json) =
-        (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
-    let (mut scope_name, mut scope_version, mut trace_state) = (strings(rows), strings(rows), strings(rows));
-    let (mut start, mut end) =
-        (TimestampNanosecondBuilder::with_capacity(rows), TimestampNanosecondBuilder::with_capacity(rows));
-    let mut duration = Int64Builder::with_capacity(rows);
-    let (mut kind_number, mut status_number) = (Int32Builder::with_capacity(rows), Int32Builder::with_capacity(rows));
-    let mut is_root = BooleanBuilder::with_capacity(rows);
-    let (mut dropped_attrs, mut dropped_events, mut dropped_links) =
-        (UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows), UInt32Builder::with_capacity(rows));
-    let mut buf = String::with_capacity(256);
-    for rs in &request.resource_spans {
-        let (service_name, resource_text) = resource_columns(rs.resource.as_ref());
-        for ss in &rs.scope_spans {
-            let (sname, sversion) = ss.scope.as_ref().map_or(("", ""), |s| (s.name.as_str(), s.version.as_str()));
-            for span in &ss.spans {
-                text::hex(&span.trace_id, &mut buf);
-                trace_id.append_value(&buf);
-                text::hex(&span.span_id, &mut buf);
-                span_id.append_value(&buf);
-                if span.parent_span_id.is_empty() {
-                    parent.append_null();
-                } else {
-                    text::hex(&span.parent_span_id, &mut buf);
-                    parent.append_value(&buf);
-                }
-                is_root.append_value(span.parent_span_id.is_empty());
-                name.append_value(&span.name);
-                service.append_value(service_name);
-                start.append_value(span.start_time_unix_nano as i64);
-                end.append_value(span.end_time_unix_nano as i64);
-                duration.append_value(span.end_time_unix_nano.saturating_sub(span.start_time_unix_nano) as i64);
-                kind.append_value(KINDS.get(span.kind as usize).copied().unwrap_or("Unspecified"));
-                kind_number.append_value(span.kind);
-                let code = span.status.as_ref().map_or(0, |s| s.code);
-                status.append_value(STATUSES.get(code as usize).copied().unwrap_or("Unset"));
-                status_number.append_value(code);
-                message.append_value(span.status.as_ref().map_or("", |s| s.message.as_str()));
-                text::attributes(&span.attributes, &mut buf);
-                attributes.append_value(&buf);
-                resource_json.append_value(&resource_text);
-                scope_name.append_value(sname);
-                scope_version.append_value(sversion);
-                trace_state.append_value(&span.trace_state);
-                dropped_attrs.append_value(span.dropped_attributes_count);
-                dropped_events.append_value(span.dropped_events_count);
-                dropped_links.append_value(span.dropped_links_count);
-            }
-        }
-    }
-    finish(vec![
-        ("trace_id", Arc::new(trace_id.finish())),
-        ("span_id", Arc::new(span_id.finish())),
-        ("parent_span_id", Arc::new(parent.finish())),
-        ("name", Arc::new(name.finish())),
-        ("service_name", Arc::new(service.finish())),
-        ("start_time", Arc::new(start.finish())),
-        ("end_time", Arc::new(end.finish())),
-        ("duration_nanos", Arc::new(duration.finish())),
-        ("span_kind", Arc::new(kind.finish())),
-        ("span_kind_number", Arc::new(kind_number.finish())),
-        ("status_code", Arc::new(status.finish())),
-        ("status_code_number", Arc::new(status_number.finish())),
-        ("status_message", Arc::new(message.finish())),
-        ("is_root", Arc::new(is_root.finish())),
-        ("attributes_json", Arc::new(attributes.finish())),
-        ("resource_json", Arc::new(resource_json.finish())),
-        ("scope_name", Arc::new(scope_name.finish())),
-        ("scope_version", Arc::new(scope_version.finish())),
-        ("trace_state", Arc::new(trace_state.finish())),
-        ("dropped_attributes_count", Arc::new(dropped_attrs.finish())),
-        ("dropped_events_count", Arc::new(dropped_events.finish())),
-        ("dropped_links_count", Arc::new(dropped_links.finish())),
-    ])
 }
 
 /// One row per log record.

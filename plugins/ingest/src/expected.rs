@@ -1,0 +1,93 @@
+//! What a conversion must give, built straight from the fixtures' generating rules (`../shared/rig-specs.md`),
+//! not by converting a request: the batch the rig's teardown compares the converted one with, every row and
+//! every column.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray, UInt64Array,
+    new_empty_array,
+};
+use arrow::buffer::OffsetBuffer;
+use arrow::datatypes::DataType;
+use arrow::error::ArrowError;
+use arrow::util::display::array_value_to_string;
+
+use crate::convert::NO_PARENT;
+
+const START_NS: u64 = 1_700_000_000_000_000_000;
+const ATTRIBUTES: &str = r#"{"http.method":"GET","http.route":"/api/v1/resource","http.status_code":"200"}"#;
+const RESOURCE: &str = r#"{"service.name":"bench-service","service.version":"1.0.0"}"#;
+
+/// The trace batch of `items` spans: span `i` of trace `i / 10`, `operation-{i % 50}`, 500 ns from
+/// `1.7e18 + 1,000 i`, a root (no parent), kind Server, status Ok, three http attributes, no event or link.
+pub fn traces(items: usize) -> Result<RecordBatch, ArrowError> {
+    let schema = Arc::new(seed_schemas::traces::schema());
+    let same = |text: &str| Arc::new(StringArray::from(vec![text; items])) as ArrayRef;
+    let nulls = || Arc::new(StringArray::from(vec![None::<&str>; items])) as ArrayRef;
+    let start = |i: usize| START_NS + i as u64 * 1_000;
+    let empty_lists = |c: usize| -> Result<ArrayRef, ArrowError> {
+        let DataType::List(item) = schema.field(c).data_type() else { unreachable!("events and links are lists") };
+        let values = new_empty_array(item.data_type());
+        Ok(Arc::new(ListArray::try_new(item.clone(), OffsetBuffer::new_zeroed(items), values, None)?))
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values((0..items).map(|i| format!("{:032x}", i / 10)))),
+        Arc::new(StringArray::from_iter_values((0..items).map(|i| format!("{i:016x}")))),
+        same(NO_PARENT),
+        Arc::new(StringArray::from_iter_values((0..items).map(|i| format!("operation-{}", i % 50)))),
+        same("bench-service"),
+        Arc::new(UInt64Array::from_iter_values((0..items).map(start))),
+        Arc::new(UInt64Array::from_iter_values((0..items).map(|i| start(i) + 500))),
+        Arc::new(UInt64Array::from(vec![500; items])),
+        same("Server"),
+        same("Ok"),
+        same(""),
+        Arc::new(BooleanArray::from(vec![true; items])),
+        same(ATTRIBUTES),
+        same(RESOURCE),
+        empty_lists(14)?,
+        empty_lists(15)?,
+        nulls(),
+        nulls(),
+        same("bench-lib"),
+        same("1.0.0"),
+        nulls(),
+        nulls(),
+        Arc::new(Int32Array::from(vec![2; items])),
+        Arc::new(Int32Array::from(vec![1; items])),
+        Arc::new(Int64Array::from(vec![0; items])),
+        Arc::new(Int64Array::from(vec![0; items])),
+        Arc::new(Int64Array::from(vec![0; items])),
+    ];
+    RecordBatch::try_new(schema, columns)
+}
+
+/// Where `got` differs from `expected`: the first column that does, in the schema's order, at its first row
+/// that does; or where their schemas or row counts differ.
+pub fn first_difference(got: &RecordBatch, expected: &RecordBatch) -> Option<String> {
+    if got.schema() != expected.schema() {
+        return Some(format!("the batch's schema is {}, not the seed's {}", got.schema(), expected.schema()));
+    }
+    if got.num_rows() != expected.num_rows() {
+        return Some(format!("{} rows, where the request held {}", got.num_rows(), expected.num_rows()));
+    }
+    for (c, field) in expected.schema().fields().iter().enumerate() {
+        let (ours, theirs) = (got.column(c), expected.column(c));
+        if ours.to_data() == theirs.to_data() {
+            continue;
+        }
+        let row = (0..ours.len()).find(|&r| ours.slice(r, 1).to_data() != theirs.slice(r, 1).to_data())?;
+        let show = |a: &ArrayRef| match a.is_null(row) {
+            true => "null".to_string(),
+            false => array_value_to_string(a, row).unwrap_or_else(|e| format!("({e})")),
+        };
+        return Some(format!(
+            "row {row}, column `{}`: `{}`, where the fixture's rules give `{}`",
+            field.name(),
+            show(ours),
+            show(theirs)
+        ));
+    }
+    None
+}
