@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray, UInt64Array,
-    new_empty_array,
+    Array, ArrayRef, BinaryArray, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
+    UInt32Array, UInt64Array, new_empty_array,
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::DataType;
@@ -61,6 +61,30 @@ pub fn traces(items: usize) -> Result<RecordBatch, ArrowError> {
         Arc::new(Int64Array::from(vec![0; items])),
     ];
     RecordBatch::try_new(schema, columns)
+}
+
+/// The log batch of `items` INFO records: record `i` at `1.7e18 + 1,000 i`, observed 5 ns later, body the JSON
+/// string `"request {i % 50} completed"`, the spans' http attributes and ids (trace `i / 10`, span `i`, as bytes).
+pub fn logs(items: usize) -> Result<RecordBatch, ArrowError> {
+    let same = |text: &str| Arc::new(StringArray::from(vec![text; items])) as ArrayRef;
+    let time = |i: usize| START_NS + i as u64 * 1_000;
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from_iter_values((0..items).map(time))),
+        Arc::new(UInt64Array::from_iter_values((0..items).map(|i| time(i) + 5))),
+        Arc::new(Int32Array::from(vec![9; items])),
+        same("INFO"),
+        Arc::new(StringArray::from_iter_values((0..items).map(|i| format!("\"request {} completed\"", i % 50)))),
+        Arc::new(BinaryArray::from_iter_values((0..items).map(|i| (i as u128 / 10).to_be_bytes()))),
+        Arc::new(BinaryArray::from_iter_values((0..items).map(|i| (i as u64).to_be_bytes()))),
+        Arc::new(UInt32Array::from(vec![0; items])),
+        same(ATTRIBUTES),
+        same(RESOURCE),
+        same(r#"{"name":"bench-lib","version":"1.0.0"}"#),
+        Arc::new(UInt32Array::from(vec![0; items])),
+        same("bench-service"),
+        same(""),
+    ];
+    RecordBatch::try_new(Arc::new(seed_schemas::logs::schema()), columns)
 }
 
 /// Where `got` differs from `expected`: the first column that does, in the schema's order, at its first row

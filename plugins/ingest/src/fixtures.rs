@@ -23,6 +23,11 @@ fn text(key: &str, value: &str) -> KeyValue {
     kv(key, any_value::Value::StringValue(value.into()))
 }
 
+/// The three http attributes of every span and log record, all strings.
+fn http_attributes() -> Vec<KeyValue> {
+    vec![text("http.method", "GET"), text("http.route", "/api/v1/resource"), text("http.status_code", "200")]
+}
+
 fn resource() -> Resource {
     Resource {
         attributes: vec![text("service.name", "bench-service"), text("service.version", "1.0.0")],
@@ -46,11 +51,7 @@ pub fn traces(items: usize) -> ExportTraceServiceRequest {
             kind: 2,
             start_time_unix_nano: START_NS + i * 1000,
             end_time_unix_nano: START_NS + i * 1000 + 500,
-            attributes: vec![
-                text("http.method", "GET"),
-                text("http.route", "/api/v1/resource"),
-                text("http.status_code", "200"),
-            ],
+            attributes: http_attributes(),
             status: Some(Status { code: 1, ..Default::default() }),
             ..Default::default()
         })
@@ -61,18 +62,21 @@ pub fn traces(items: usize) -> ExportTraceServiceRequest {
     }
 }
 
-/// `items` INFO records, body `request {i % 50} completed`.
+/// `items` INFO records, body `request {i % 50} completed`, the spans' three http attributes and ids (trace
+/// `i / 10`, span `i`), observed 5 ns after their time, as the seed's.
 pub fn logs(items: usize) -> ExportLogsServiceRequest {
     let log_records = (0..items as u64)
         .map(|i| LogRecord {
             time_unix_nano: START_NS + i * 1000,
-            observed_time_unix_nano: START_NS + i * 1000 + 10,
+            observed_time_unix_nano: START_NS + i * 1000 + 5,
             severity_number: 9,
             severity_text: "INFO".into(),
             body: Some(AnyValue {
                 value: Some(any_value::Value::StringValue(format!("request {} completed", i % 50))),
             }),
-            attributes: vec![text("http.route", "/api/v1/resource")],
+            attributes: http_attributes(),
+            trace_id: u128::from(i / 10).to_be_bytes().to_vec(),
+            span_id: i.to_be_bytes().to_vec(),
             ..Default::default()
         })
         .collect();

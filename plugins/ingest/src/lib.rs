@@ -1,8 +1,8 @@
 //! benchhost rig `ingest`: seed 000's `acceptor_ingest*` benchmarks. One iteration is one OTLP export request
 //! (1,000 spans, log records or metric points by default, shaped like SignalDB's fixtures) turned into an
 //! Arrow record batch: `decode_and_convert` prost-decodes the encoded request first, `convert_only` starts
-//! from the decoded message. Teardown checks that the batch has one row per item; a trace batch is compared
-//! whole, every row and column, with the one the fixture's rules give ([`expected`]); a log or metric batch's
+//! from the decoded message. Teardown checks that the batch has one row per item; a trace or log batch is
+//! compared whole, every row and column, with the one the fixture's rules give ([`expected`]); a metric batch's
 //! sampled row with the item it came from.
 
 pub mod convert;
@@ -67,7 +67,7 @@ enum Request {
 /// The rig.
 pub struct Ingest {
     request: Request,
-    /// The batch the fixture's rules give (traces), built untimed.
+    /// The batch the fixture's rules give (traces, logs), built untimed.
     expected: Option<RecordBatch>,
     encoded: Vec<u8>,
     stage: Stage,
@@ -95,7 +95,8 @@ impl Rig for Ingest {
         let items = usize::try_from(p.items).map_err(|_| RigError::invalid_params("items must be positive"))?;
         let expected = match p.signal {
             Signal::Traces => Some(expected::traces(items)?),
-            _ => None,
+            Signal::Logs => Some(expected::logs(items)?),
+            Signal::Metrics => None,
         };
         let (request, encoded) = match p.signal {
             Signal::Traces => {
@@ -140,7 +141,8 @@ impl Rig for Ingest {
         let batch = self.last.as_ref().ok_or_else(|| RigError::verification("no request was converted"))?;
         if let Some(expected) = &self.expected {
             if let Some(difference) = expected::first_difference(batch, expected) {
-                return Err(RigError::verification(format!("the trace batch differs: {difference}")));
+                let signal = if matches!(self.request, Request::Traces(_)) { "trace" } else { "log" };
+                return Err(RigError::verification(format!("the {signal} batch differs: {difference}")));
             }
             return Ok(self.outcome(batch));
         }

@@ -112,14 +112,18 @@ fn metrics_alternate_gauge_and_monotonic_sum() {
 }
 
 #[test]
-fn a_wrong_row_is_a_verification_failure() {
+fn log_rows_carry_the_seeds_14_columns_and_a_shifted_batch_is_named() {
+    let batch = convert::logs(&fixtures::logs(20)).unwrap();
+    assert_eq!((batch.num_rows(), batch.num_columns()), (20, 14));
+    assert_eq!(batch.column_by_name("body").unwrap().as_string::<i32>().value(7), r#""request 7 completed""#);
+    assert_eq!(batch.column_by_name("span_id").unwrap().as_binary::<i32>().value(7), 7u64.to_be_bytes());
+    assert_eq!(expected::first_difference(&batch, &expected::logs(20).unwrap()), None);
     let mut rig =
         Ingest::setup(Params { signal: Signal::Logs, stage: Stage::ConvertOnly, items: 10 }, &Default::default())
             .unwrap();
     rig.iterate().unwrap();
-    // A conversion that lost its first row: row 5 now holds item 6.
+    // A conversion that lost its first row.
     let shifted = rig.last.as_ref().unwrap().slice(1, 9);
     rig.last = Some(shifted);
-    let err = rig.teardown().unwrap_err();
-    assert_eq!(err.message, "row 5 holds `request 6 completed`, its item held `request 5 completed`");
+    assert_eq!(rig.teardown().unwrap_err().message, "the log batch differs: 9 rows, where the request held 10");
 }

@@ -22,13 +22,28 @@ pub fn attributes(attributes: &[KeyValue], out: &mut String) {
     object(attributes, out);
 }
 
-/// An AnyValue as JSON, replacing the contents of `out` (a string stays bare text, for log bodies).
-pub fn body(value: Option<&AnyValue>, out: &mut String) {
+/// An AnyValue as JSON, replacing the contents of `out` (a string body is a JSON string, quotes and all, as
+/// SignalDB's log batch stores it; no value is `null`).
+pub fn value(value: Option<&AnyValue>, out: &mut String) {
     out.clear();
-    match value.and_then(|v| v.value.as_ref()) {
-        Some(Value::StringValue(s)) => out.push_str(s),
-        other => any(other, out),
+    any(value.and_then(|v| v.value.as_ref()), out);
+}
+
+/// A scope as SignalDB's log batch stores it: `{"name":…,"version":…}`, with `"attributes"` first when it has
+/// some (its keys sorted), replacing the contents of `out`.
+pub fn scope(name: &str, version: &str, attributes: &[KeyValue], out: &mut String) {
+    out.clear();
+    out.push('{');
+    if !attributes.is_empty() {
+        out.push_str("\"attributes\":");
+        object(attributes, out);
+        out.push(',');
     }
+    out.push_str("\"name\":");
+    string(name, out);
+    out.push_str(",\"version\":");
+    string(version, out);
+    out.push('}');
 }
 
 fn object(attributes: &[KeyValue], out: &mut String) {
@@ -122,6 +137,19 @@ mod tests {
         assert_eq!(out, r#"{"s":"a \"q\"\n","d":1.5,"b":"dead","l":[1,null],"o":{"k":true}}"#);
         let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(parsed["s"], "a \"q\"\n");
+    }
+
+    #[test]
+    fn a_scope_and_a_body_are_written_as_signaldbs_log_batch_writes_them() {
+        let mut out = String::new();
+        scope("lib", "1", &[], &mut out);
+        assert_eq!(out, r#"{"name":"lib","version":"1"}"#);
+        scope("lib", "1", &[kv("k", Value::IntValue(3))], &mut out);
+        assert_eq!(out, r#"{"attributes":{"k":3},"name":"lib","version":"1"}"#);
+        value(Some(&AnyValue { value: Some(Value::StringValue("a \"b\"".into())) }), &mut out);
+        assert_eq!(out, r#""a \"b\"""#);
+        value(None, &mut out);
+        assert_eq!(out, "null");
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! OTLP requests to Arrow record batches, one row per span, log record or data point, in the columnar shape of
 //! SignalDB's conversion (ids as hex, nanosecond timestamps, attributes and resource as JSON text). Builders
-//! are sized up front and text goes through reused buffers: no allocation per row beyond Arrow's own. Spans
-//! convert to seed 000's whole trace batch ([`traces`]).
+//! are sized up front and text goes through reused buffers: no allocation per row beyond Arrow's own. Spans and
+//! log records convert to seed 000's whole trace and log batches ([`traces`], [`logs`]).
 
+mod logs;
 mod traces;
 
+pub use logs::logs;
 pub use traces::{NO_PARENT, traces};
 
 use std::sync::Arc;
@@ -12,7 +14,6 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int32Builder, StringBuilder, TimestampNanosecondBuilder};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
-use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
@@ -45,59 +46,6 @@ fn resource_columns(resource: Option<&Resource>) -> (&str, String) {
 
 fn finish(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
     RecordBatch::try_from_iter(columns)
-}
-
-/// One row per log record.
-pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowError> {
-    let rows: usize = request.resource_logs.iter().flat_map(|r| &r.scope_logs).map(|s| s.log_records.len()).sum();
-    let (mut time, mut observed) =
-        (TimestampNanosecondBuilder::with_capacity(rows), TimestampNanosecondBuilder::with_capacity(rows));
-    let mut severity_number = Int32Builder::with_capacity(rows);
-    let (mut severity, mut body, mut trace_id, mut span_id) =
-        (strings(rows), strings(rows), strings(rows), strings(rows));
-    let (mut attributes, mut resource_json, mut service, mut scope_name) =
-        (strings(rows), strings(rows), strings(rows), strings(rows));
-    let mut buf = String::with_capacity(256);
-    for rl in &request.resource_logs {
-        let (service_name, resource_text) = resource_columns(rl.resource.as_ref());
-        for sl in &rl.scope_logs {
-            let sname = sl.scope.as_ref().map_or("", |s| s.name.as_str());
-            for record in &sl.log_records {
-                time.append_value(record.time_unix_nano as i64);
-                observed.append_value(record.observed_time_unix_nano as i64);
-                severity_number.append_value(record.severity_number);
-                severity.append_value(&record.severity_text);
-                text::body(record.body.as_ref(), &mut buf);
-                body.append_value(&buf);
-                for (bytes, column) in [(&record.trace_id, &mut trace_id), (&record.span_id, &mut span_id)] {
-                    if bytes.is_empty() {
-                        column.append_null();
-                    } else {
-                        text::hex(bytes, &mut buf);
-                        column.append_value(&buf);
-                    }
-                }
-                text::attributes(&record.attributes, &mut buf);
-                attributes.append_value(&buf);
-                resource_json.append_value(&resource_text);
-                service.append_value(service_name);
-                scope_name.append_value(sname);
-            }
-        }
-    }
-    finish(vec![
-        ("timestamp", Arc::new(time.finish())),
-        ("observed_timestamp", Arc::new(observed.finish())),
-        ("severity_number", Arc::new(severity_number.finish())),
-        ("severity_text", Arc::new(severity.finish())),
-        ("body", Arc::new(body.finish())),
-        ("trace_id", Arc::new(trace_id.finish())),
-        ("span_id", Arc::new(span_id.finish())),
-        ("attributes_json", Arc::new(attributes.finish())),
-        ("resource_json", Arc::new(resource_json.finish())),
-        ("service_name", Arc::new(service.finish())),
-        ("scope_name", Arc::new(scope_name.finish())),
-    ])
 }
 
 /// One row per gauge or sum data point (histograms and summaries are not part of the benchmark's input).
