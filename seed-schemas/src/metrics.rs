@@ -1,8 +1,30 @@
-//! The metric rows as SignalDB's writer stores them: one row per data point, a gauge's 19 columns and a sum's 21
-//! (the gauge's, with the sum's temporality and monotonicity after `flags`). Times are nanoseconds; attribute
-//! maps and exemplars are JSON text; `date_day` and `hour` partition the row by its time.
+//! Metrics, twice, as SignalDB has them:
+//! - the metric batch its OTLP conversion produces ([`batch`]): one row per *metric*, its points as a JSON array
+//!   (`data_json`), its first point's times beside them; what seed 000's `acceptor_ingest_metrics` times;
+//! - the rows its writer stores: one row per data point, a gauge's 19 columns ([`gauge`]) and a sum's 21 ([`sum`],
+//!   the gauge's with the sum's temporality and monotonicity after `flags`). Times are nanoseconds; attribute
+//!   maps and exemplars are JSON text; `date_day` and `hour` partition the row by its time.
 
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+
+/// The metric batch's 12 columns, in order.
+pub fn batch() -> Schema {
+    let text = |name: &str, nullable: bool| Field::new(name, DataType::Utf8, nullable);
+    Schema::new(vec![
+        text("name", false),
+        text("description", true),
+        text("unit", true),
+        Field::new("start_time_unix_nano", DataType::UInt64, true),
+        Field::new("time_unix_nano", DataType::UInt64, false),
+        text("attributes_json", true),
+        text("resource_json", true),
+        text("scope_json", true),
+        text("metric_type", false),
+        text("data_json", false),
+        Field::new("aggregation_temporality", DataType::Int32, true),
+        Field::new("is_monotonic", DataType::Boolean, true),
+    ])
+}
 
 /// A gauge point's 19 columns, in order.
 pub fn gauge() -> Schema {

@@ -87,6 +87,38 @@ pub fn logs(items: usize) -> Result<RecordBatch, ArrowError> {
     RecordBatch::try_new(Arc::new(seed_schemas::logs::schema()), columns)
 }
 
+/// The metric batch of `items` one-point metrics: metric `i` a gauge `gauge.metric.{i % 50}` (even `i`) or a
+/// cumulative monotonic sum `sum.metric.{i % 50}`, its point at `1.7e18 + 1,000 i` from `1.7e18`, value `1.5 i`,
+/// attributes `host=node-1`, `region=us-east-1`. The points' JSON is written by `serde_json`, as SignalDB's is.
+pub fn metrics(items: usize) -> Result<RecordBatch, ArrowError> {
+    let same = |text: &str| Arc::new(StringArray::from(vec![text; items])) as ArrayRef;
+    let time = |i: usize| START_NS + i as u64 * 1_000;
+    let gauge = |i: usize| i.is_multiple_of(2);
+    let point = |i: usize| {
+        let value = serde_json::to_string(&(i as f64 * 1.5)).expect("a finite double");
+        format!(
+            r#"[{{"attributes":{{"host":"node-1","region":"us-east-1"}},"flags":0,"start_time_unix_nano":{START_NS},"time_unix_nano":{},"value":{value}}}]"#,
+            time(i)
+        )
+    };
+    let kind = |i: usize| if gauge(i) { "gauge" } else { "sum" };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values((0..items).map(|i| format!("{}.metric.{}", kind(i), i % 50)))),
+        same("bench metric"),
+        same("1"),
+        Arc::new(UInt64Array::from(vec![START_NS; items])),
+        Arc::new(UInt64Array::from_iter_values((0..items).map(time))),
+        same("{}"),
+        same(RESOURCE),
+        same(r#"{"name":"bench-lib","version":"1.0.0"}"#),
+        Arc::new(StringArray::from_iter_values((0..items).map(kind))),
+        Arc::new(StringArray::from_iter_values((0..items).map(point))),
+        Arc::new(Int32Array::from_iter_values((0..items).map(|i| if gauge(i) { 0 } else { 2 }))),
+        Arc::new(BooleanArray::from_iter((0..items).map(|i| Some(!gauge(i))))),
+    ];
+    RecordBatch::try_new(Arc::new(seed_schemas::metrics::batch()), columns)
+}
+
 /// Where `got` differs from `expected`: the first column that does, in the schema's order, at its first row
 /// that does; or where their schemas or row counts differ.
 pub fn first_difference(got: &RecordBatch, expected: &RecordBatch) -> Option<String> {

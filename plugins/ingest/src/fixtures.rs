@@ -87,7 +87,8 @@ pub fn logs(items: usize) -> ExportLogsServiceRequest {
 }
 
 /// `items` one-point metrics alternating a gauge `gauge.metric.{i % 50}` and a cumulative monotonic sum
-/// `sum.metric.{i % 50}`, attributes `host=node-1`, `region=us-east-1`, value `i * 1.5`.
+/// `sum.metric.{i % 50}`, attributes `host=node-1`, `region=us-east-1`, value `i * 1.5`, described `bench metric`
+/// in unit `1`, as the seed's.
 pub fn metrics(items: usize) -> ExportMetricsServiceRequest {
     let metrics = (0..items as u64)
         .map(|i| {
@@ -105,7 +106,13 @@ pub fn metrics(items: usize) -> ExportMetricsServiceRequest {
                 let sum = Sum { data_points: vec![point], aggregation_temporality: temporality, is_monotonic: true };
                 (format!("sum.metric.{}", i % 50), metric::Data::Sum(sum))
             };
-            Metric { name, data: Some(data), ..Default::default() }
+            Metric {
+                name,
+                description: "bench metric".into(),
+                unit: "1".into(),
+                data: Some(data),
+                ..Default::default()
+            }
         })
         .collect();
     let scope_metrics = vec![ScopeMetrics { scope: Some(scope()), metrics, ..Default::default() }];

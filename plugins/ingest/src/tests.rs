@@ -1,6 +1,7 @@
 //! The conversions as plain Rust: row counts, the trace batch's 27 columns checked whole, sampled fields of the
 //! others, and both stages of every signal.
 
+use arrow::array::{Array, AsArray};
 use benchhost_plugin_api::testing;
 use serde_json::json;
 
@@ -103,12 +104,28 @@ fn one_wrong_cell_in_a_trace_batch_is_a_failure_naming_its_row_and_column() {
 }
 
 #[test]
-fn metrics_alternate_gauge_and_monotonic_sum() {
+fn metrics_are_one_row_each_alternating_gauge_and_monotonic_sum_with_their_points_as_json() {
     let batch = convert::metrics(&fixtures::metrics(4)).unwrap();
-    let kinds: Vec<&str> = batch.column_by_name("metric_kind").unwrap().as_string::<i32>().iter().flatten().collect();
+    assert_eq!((batch.num_rows(), batch.num_columns()), (4, 12));
+    let kinds: Vec<&str> = batch.column_by_name("metric_type").unwrap().as_string::<i32>().iter().flatten().collect();
     assert_eq!(kinds, ["gauge", "sum", "gauge", "sum"]);
     let monotonic = batch.column_by_name("is_monotonic").unwrap().as_boolean();
-    assert!(monotonic.is_null(0) && monotonic.value(1));
+    assert!(!monotonic.value(0) && monotonic.value(1));
+    let data = batch.column_by_name("data_json").unwrap().as_string::<i32>();
+    let point: serde_json::Value = serde_json::from_str(data.value(2)).unwrap();
+    assert_eq!(point[0]["value"], 3.0);
+    assert!(data.value(2).ends_with(r#""value":3.0}]"#), "a whole double keeps its `.0`, as serde_json writes it");
+    assert_eq!(expected::first_difference(&batch, &expected::metrics(4).unwrap()), None);
+}
+
+#[test]
+fn a_histogram_is_refused_naming_its_metric() {
+    use opentelemetry_proto::tonic::metrics::v1::{Histogram, metric};
+    let mut request = fixtures::metrics(2);
+    let m = &mut request.resource_metrics[0].scope_metrics[0].metrics[1];
+    m.data = Some(metric::Data::Histogram(Histogram::default()));
+    let why = convert::metrics(&request).unwrap_err().to_string();
+    assert!(why.contains("metric `sum.metric.1` is a Histogram: only gauges and sums are converted"), "{why}");
 }
 
 #[test]
