@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, Schema};
 
+/// The parent of a root span, as SignalDB writes an empty span id.
+pub const NO_PARENT: &str = "0000000000000000";
+
 /// A span event: its name, time and attributes (JSON).
 pub fn event_fields() -> Fields {
     Fields::from(vec![

@@ -20,8 +20,7 @@ use crate::text;
 
 const KINDS: [&str; 6] = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"];
 const STATUSES: [&str; 3] = ["Unset", "Ok", "Error"];
-/// The parent of a root span, as SignalDB writes an empty span id.
-pub const NO_PARENT: &str = "0000000000000000";
+pub use seed_schemas::traces::NO_PARENT;
 
 /// A list of structs of `fields`, each field a builder of its type, sized for `rows` spans.
 fn list_builder(fields: arrow::datatypes::Fields) -> ListBuilder<StructBuilder> {
