@@ -23,7 +23,7 @@ use serde::Deserialize;
 use tokio::runtime::Runtime;
 
 use crate::runtime;
-use crate::scan::facts::Facts;
+use crate::scan::facts::{Facts, Scans};
 use crate::scan::files::{self, Census};
 use crate::scan::index::{Footers, Index};
 use crate::scan::provider::{IcebergParquetTable, Planned};
@@ -90,10 +90,8 @@ impl Params {
 struct Totals {
     queries: u64,
     planning: Duration,
-    files_reached: u64,
-    files_pruned: u64,
-    bytes_scanned: u64,
-    sorts_kept: u64,
+    /// What each query's own plan scanned.
+    scans: Scans,
     /// Bytes the storage served (footers included), manifests read, and files planning gave the scan.
     bytes_fetched: u64,
     manifests_read: u64,
@@ -117,8 +115,6 @@ pub struct Querier {
     census: Census,
     ordered: bool,
     totals: Totals,
-    /// Plans executed since the last fold into `totals` (their metrics are read outside the timed region).
-    pending: Vec<Arc<dyn ExecutionPlan>>,
     last: Vec<RecordBatch>,
 }
 
@@ -179,18 +175,6 @@ impl Querier {
         self.ctx.deregister_table(SCANNED)?;
         self.ctx.register_table(SCANNED, provider.clone())?;
         Ok(provider)
-    }
-
-    /// Folds the facts of the plans executed since the last call into the totals.
-    fn fold(&mut self) {
-        for plan in self.pending.drain(..) {
-            let f = Facts::of(&plan);
-            let t = &mut self.totals;
-            t.files_reached += f.files_reached;
-            t.files_pruned += f.files_pruned;
-            t.bytes_scanned += f.bytes_scanned;
-            t.sorts_kept += u64::from(f.sort_kept);
-        }
     }
 }
 
@@ -302,7 +286,6 @@ impl Rig for Querier {
             census,
             ordered: false,
             totals: Totals::default(),
-            pending: Vec::new(),
             last: Vec::new(),
         };
         // The pre-check: one query through the arm's own path, its answer checked exactly, its scan described
@@ -330,7 +313,7 @@ impl Rig for Querier {
     }
 
     fn prepare(&mut self, _batch: u64) -> Result<(), RigError> {
-        self.fold();
+        self.totals.scans.fold();
         Ok(())
     }
 
@@ -343,13 +326,13 @@ impl Rig for Querier {
         self.totals.manifests_read += io.manifests_read;
         self.totals.files_planned += queried.planned.files_planned;
         self.totals.planning += queried.planning;
-        self.pending.push(queried.plan);
+        self.totals.scans.push(queried.plan);
         self.last = queried.batches;
         Ok(())
     }
 
     fn teardown(mut self) -> Result<Outcome, RigError> {
-        self.fold();
+        self.totals.scans.fold();
         let t = &self.totals;
         if t.queries == 0 {
             return Err(RigError::verification("no query ran"));
@@ -358,7 +341,7 @@ impl Rig for Querier {
         let answer =
             self.shape.check(&self.last).map_err(|e| RigError::verification(format!("last timed query: {e}")))?;
         let planning_ns = (t.planning.as_nanos() / u128::from(t.queries)) as u64;
-        let (reached, pruned) = (per(t.files_reached), per(t.files_pruned));
+        let (reached, pruned) = (per(t.scans.files_reached), per(t.scans.files_pruned));
         let manifests_read = per(t.manifests_read);
         let mut note = format!(
             "{}; per timed query: manifests read {manifests_read} of {}, files planned {} of {}, reached {reached}, pruned {pruned}, read {}, {} bytes scanned, sort kept in {} of {}; order declared: {}; {}; {} rows",
@@ -367,8 +350,8 @@ impl Rig for Querier {
             per(t.files_planned),
             self.census.files,
             reached.saturating_sub(pruned),
-            per(t.bytes_scanned),
-            t.sorts_kept,
+            per(t.scans.bytes_scanned),
+            t.scans.sorts_kept,
             t.queries,
             self.ordered,
             self.config.line(),
@@ -392,9 +375,9 @@ impl Rig for Querier {
             .counter("files_reached", reached)
             .counter("files_pruned", pruned)
             .counter("files_read", reached.saturating_sub(pruned))
-            .counter("bytes_scanned", per(t.bytes_scanned))
+            .counter("bytes_scanned", per(t.scans.bytes_scanned))
             .counter("bytes_fetched", per(t.bytes_fetched))
-            .counter("sorts_kept", t.sorts_kept)
+            .counter("sorts_kept", t.scans.sorts_kept)
             .counter("trace_rows_missed", answer.trace_rows_missed)
             .note(note))
     }

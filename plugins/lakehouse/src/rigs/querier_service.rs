@@ -13,14 +13,12 @@ use std::time::Duration;
 use arrow_flight::FlightData;
 use arrow_flight::flight_service_server::FlightService;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
-use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt;
 use serde::Deserialize;
-use std::sync::Arc;
 use tokio::runtime::Runtime;
 
 use crate::runtime;
-use crate::scan::facts::Facts;
+use crate::scan::facts::{Facts, Scans};
 use crate::scan::session::Config;
 use crate::service::arms::{ARMS, Answer, Arm};
 use crate::service::flight::QuerierService;
@@ -42,9 +40,8 @@ struct Totals {
     planning: Duration,
     manifests_read: u64,
     bytes_fetched: u64,
-    files_reached: u64,
-    files_pruned: u64,
-    bytes_scanned: u64,
+    /// What each request's own plan scanned.
+    scans: Scans,
     messages: u64,
 }
 
@@ -59,8 +56,6 @@ pub struct QuerierServiceRig {
     expected: Answer,
     facts: Facts,
     totals: Totals,
-    /// Plans served since the last fold into `totals` (their metrics are read outside the timed region).
-    pending: Vec<Arc<dyn ExecutionPlan>>,
     last: Vec<FlightData>,
 }
 
@@ -92,16 +87,6 @@ impl QuerierServiceRig {
             RigError::verification(format!("{when}: the answer to ticket {ticket} does not decode: {e}"))
         })?;
         self.arm.check(&batches).map_err(|e| RigError::verification(format!("{when}: ticket {ticket}: {e}")))
-    }
-
-    /// Folds the plans served since the last call into the totals.
-    fn fold(&mut self) {
-        for plan in self.pending.drain(..) {
-            let f = Facts::of(&plan);
-            self.totals.files_reached += f.files_reached;
-            self.totals.files_pruned += f.files_pruned;
-            self.totals.bytes_scanned += f.bytes_scanned;
-        }
     }
 }
 
@@ -155,7 +140,6 @@ impl Rig for QuerierServiceRig {
             expected: Answer { rows: 0, trace_rows_missed: 0 },
             facts: Facts::default(),
             totals: Totals::default(),
-            pending: Vec::new(),
             last: Vec::new(),
         };
         // The pre-check: one request through the service, its answer checked exactly, its scan described.
@@ -176,7 +160,7 @@ impl Rig for QuerierServiceRig {
     }
 
     fn prepare(&mut self, _batch: u64) -> Result<(), RigError> {
-        self.fold();
+        self.totals.scans.fold();
         Ok(())
     }
 
@@ -190,28 +174,28 @@ impl Rig for QuerierServiceRig {
         self.totals.messages += messages.len() as u64;
         if let Some(served) = self.service.take_served() {
             self.totals.planning += served.planning;
-            self.pending.push(served.plan);
+            self.totals.scans.push(served.plan);
         }
         self.last = messages;
         Ok(())
     }
 
     fn teardown(mut self) -> Result<Outcome, RigError> {
-        self.fold();
+        self.totals.scans.fold();
         let t = &self.totals;
         if t.requests == 0 {
             return Err(RigError::verification("no request ran"));
         }
         let per = |total: u64| (total + t.requests / 2) / t.requests;
         let answer = self.check(&self.last, "last timed request")?;
-        let (reached, pruned) = (per(t.files_reached), per(t.files_pruned));
+        let (reached, pruned) = (per(t.scans.files_reached), per(t.scans.files_pruned));
         let mut note = format!(
             "{}; per timed request: manifests read {}, files reached {reached}, pruned {pruned}, {} bytes fetched, \
              {} bytes scanned, {} Flight messages; {}; {} rows",
             self.facts.line(),
             per(t.manifests_read),
             per(t.bytes_fetched),
-            per(t.bytes_scanned),
+            per(t.scans.bytes_scanned),
             per(t.messages),
             self.config.line(),
             answer.rows
@@ -232,7 +216,7 @@ impl Rig for QuerierServiceRig {
             .counter("files_pruned", pruned)
             .counter("files_read", reached.saturating_sub(pruned))
             .counter("bytes_fetched", per(t.bytes_fetched))
-            .counter("bytes_scanned", per(t.bytes_scanned))
+            .counter("bytes_scanned", per(t.scans.bytes_scanned))
             .counter("trace_rows_missed", answer.trace_rows_missed)
             .note(note))
     }

@@ -30,6 +30,36 @@ pub struct Facts {
     pub topk: bool,
 }
 
+/// The scans of the plans a rig ran in its timed region, summed outside it: reading a plan's metrics is work the
+/// timer must not see, so each plan is kept ([`Scans::push`]) and folded in between batches ([`Scans::fold`]).
+#[derive(Debug, Default)]
+pub struct Scans {
+    pending: Vec<Arc<dyn ExecutionPlan>>,
+    pub files_reached: u64,
+    pub files_pruned: u64,
+    pub bytes_scanned: u64,
+    /// Plans that kept a sort.
+    pub sorts_kept: u64,
+}
+
+impl Scans {
+    /// Keeps a plan that has run, to be folded in later.
+    pub fn push(&mut self, plan: Arc<dyn ExecutionPlan>) {
+        self.pending.push(plan);
+    }
+
+    /// Adds the facts of every plan kept since the last fold.
+    pub fn fold(&mut self) {
+        for plan in std::mem::take(&mut self.pending) {
+            let f = Facts::of(&plan);
+            self.files_reached += f.files_reached;
+            self.files_pruned += f.files_pruned;
+            self.bytes_scanned += f.bytes_scanned;
+            self.sorts_kept += u64::from(f.sort_kept);
+        }
+    }
+}
+
 impl Facts {
     /// The facts of `plan`, which has run to its end.
     pub fn of(plan: &Arc<dyn ExecutionPlan>) -> Facts {
