@@ -6,27 +6,17 @@ from its document (10.36 ms, Criterion's mean). Prints Markdown.
 
 usage: python3 benchmarks/compaction/seed_table.py [results/compaction.jsonl]
 """
-import json, os, sys
+import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import results_stream  # noqa: E402
 SEED_NS = 10_360_000  # compactor/rewrite_6_files
 
 
 def newest(path):
     """The newest measurement of each cell, by (files, rows_per_file, storage)."""
-    found = {}
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            if r.get("bench") != "compaction" or r.get("kind") != "measurement":
-                continue
-            v = r["variant"]
-            key = (v["files"], v["rows_per_file"], v["storage"])
-            if key not in found or r["run"]["ts_ms"] >= found[key]["run"]["ts_ms"]:
-                found[key] = r
-    return found
+    return results_stream.newest(path, "compaction", lambda v: (v["files"], v["rows_per_file"], v["storage"]))
 
 
 def ms(ns):

@@ -10,23 +10,14 @@ usage: python3 benchmarks/ingest/seed_table.py [results/ingest.jsonl]
 import json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import results_stream  # noqa: E402
 
 
 def newest(path):
     """The newest measurement of each (signal, stage) at 1,000 items."""
-    found = {}
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            v = r.get("variant", {})
-            if r.get("bench") != "ingest" or r.get("kind") != "measurement" or v.get("items") != 1000:
-                continue
-            key = (v.get("signal"), v.get("stage"))
-            if key not in found or r["run"]["ts_ms"] >= found[key]["run"]["ts_ms"]:
-                found[key] = r
-    return found
+    at_1000 = lambda r: r["variant"].get("items") == 1000
+    return results_stream.newest(path, "ingest", lambda v: (v.get("signal"), v.get("stage")), at_1000)
 
 
 def us(ns):

@@ -9,19 +9,16 @@ usage: python3 benchmarks/querier/service_table.py [results/querier_service.json
 """
 import json, os, sys
 
-from seed_table import measurements, time
+from seed_table import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import results_stream  # noqa: E402
 
 
 def newest(path):
     """The newest measurement of each ticket."""
-    found = {}
-    for r in measurements(path, "querier_service"):
-        ticket = r.get("variant", {}).get("ticket")
-        if ticket not in found or r["run"]["ts_ms"] >= found[ticket]["run"]["ts_ms"]:
-            found[ticket] = r
-    return found
+    return results_stream.newest(path, "querier_service", lambda v: v.get("ticket"))
 
 
 def main():
