@@ -8,9 +8,6 @@ use arrow::record_batch::RecordBatch;
 
 #[path = "../../../plugins/wal/src/ipc.rs"]
 mod ipc;
-#[path = "../../../plugins/wal/src/trace_batch.rs"]
-#[allow(dead_code)]
-mod trace_batch;
 
 /// Which workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -62,7 +59,7 @@ impl State {
                 x
             })
             .collect();
-        let batch = (workload == Workload::Wal).then(|| trace_batch::build(1000).expect("trace batch"));
+        let batch = (workload == Workload::Wal).then(|| seed_schemas::fixture::traces(1000).expect("trace batch"));
         State { workload, src: vec![7; 65536], dst: vec![0; 65536], unsorted, batch }
     }
 

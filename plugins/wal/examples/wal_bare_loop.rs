@@ -14,17 +14,17 @@ use std::time::Instant;
 
 use benchhost_plugin_api::testing;
 use rig_wal::log::{Fsync, Log};
-use rig_wal::{Compression, decode, encode, trace_batch};
+use rig_wal::{Compression, decode, encode};
 
 fn main() {
-    let batch = trace_batch::build(1000).unwrap();
+    let batch = seed_schemas::fixture::traces(1000).unwrap();
     for compression in [Compression::None, Compression::Lz4, Compression::Zstd] {
         let ns = testing::bare_loop_ns(|| {
             black_box(decode(&encode(&batch, compression).unwrap()).unwrap());
         });
         println!("wal {compression:?} 1000 rows: {:.1} µs per round trip", ns / 1e3);
     }
-    let payload = encode(&trace_batch::build(100).unwrap(), Compression::Zstd).unwrap();
+    let payload = encode(&seed_schemas::fixture::traces(100).unwrap(), Compression::Zstd).unwrap();
     let mut rates: Vec<f64> = (0..5)
         .map(|run| {
             let dir = std::env::temp_dir().join(format!("wal-bare-loop-{}-{run}", std::process::id()));

@@ -14,7 +14,6 @@ use serde::Deserialize;
 
 use crate::ipc::{Compression, encode};
 use crate::log::{self, Fsync, Log};
-use crate::trace_batch;
 
 /// Parameters of `wal_log`.
 #[derive(Debug, Deserialize)]
@@ -88,7 +87,7 @@ impl Rig for WalLog {
 
     fn setup(p: Params, ctx: &SetupContext) -> Result<Self, RigError> {
         let positive = |v: i64| u64::try_from(v).map_err(|_| RigError::invalid_params("sizes must be positive"));
-        let batch = trace_batch::build(positive(p.rows)? as usize)?;
+        let batch = seed_schemas::fixture::traces(positive(p.rows)? as usize)?;
         Ok(WalLog {
             payload: encode(&batch, p.compression)?,
             records: positive(p.records)?,

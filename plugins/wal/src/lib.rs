@@ -1,7 +1,8 @@
-//! benchhost rig `wal`: seed 000's `wal/record_batch_roundtrip`. Each iteration writes a SignalDB-shaped
-//! trace batch as an Arrow IPC stream (ZSTD, LZ4 or uncompressed) into a fresh buffer and reads the first
-//! batch back, as SignalDB's `record_batch_to_bytes` / `bytes_to_record_batch` do. Teardown checks that the
-//! batch read back equals the batch written.
+//! benchhost rig `wal`: seed 000's `wal/record_batch_roundtrip`. Each iteration writes the trace batch the
+//! seed's fixture converts to (`seed_schemas::fixture::traces`, the seed's 27 columns) as an Arrow IPC stream
+//! (ZSTD, LZ4 or uncompressed) into a fresh buffer and reads the first batch back, as SignalDB's
+//! `record_batch_to_bytes` / `bytes_to_record_batch` do. Teardown checks that the batch read back equals the
+//! batch written.
 //!
 //! Rig `wal_log` (module `durable`) measures the durability side: appends to segment files with fsync
 //! none|batch|always, then a replay that must return exactly what was appended.
@@ -9,7 +10,6 @@
 mod durable;
 mod ipc;
 pub mod log;
-pub mod trace_batch;
 
 pub use durable::WalLog;
 
@@ -63,7 +63,7 @@ impl Rig for Wal {
 
     fn setup(params: Params, _ctx: &SetupContext) -> Result<Self, RigError> {
         let rows = usize::try_from(params.rows).map_err(|_| RigError::invalid_params("rows must be positive"))?;
-        let written = trace_batch::build(rows)?;
+        let written = seed_schemas::fixture::traces(rows)?;
         // The throughput denominator is the uncompressed stream, so every codec is credited the same work.
         let input_bytes = encode(&written, Compression::None)?.len();
         Ok(Wal { written, compression: params.compression, read_back: None, encoded_bytes: 0, input_bytes })
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_corrupted_stream_is_an_error_not_a_batch() {
-        let batch = trace_batch::build(10).unwrap();
+        let batch = seed_schemas::fixture::traces(10).unwrap();
         let mut bytes = encode(&batch, Compression::Zstd).unwrap();
         let len = bytes.len();
         bytes.truncate(len / 2);
