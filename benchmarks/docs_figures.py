@@ -249,6 +249,7 @@ FIGURES = {
     "writer-seed": script("benchmarks/writer/seed_table.py"),
     "ingest-seed": script("benchmarks/ingest/seed_table.py"),
     "compaction-seed": script("benchmarks/compaction/seed_table.py"),
+    "wal-seed": script("benchmarks/wal/seed_table.py"),
     "cache-tier-seed": script("benchmarks/cache_tier/seed_table.py"),
     "bisect-proof": bisect_proof,
     "history-scale": history_scale,
