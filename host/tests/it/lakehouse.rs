@@ -28,6 +28,9 @@ fn compaction_rewrites_every_seeded_table_into_one_file_with_the_same_rows() {
         assert_eq!(r.metrics["input_files"].value, r.variant["files"].as_f64().unwrap());
         assert_eq!(r.metrics["output_files"].value, 1.0);
         assert!(r.metrics["bytes_read"].value > 0.0 && r.metrics["bytes_written"].value > 0.0);
+        for part in ["load_time", "read_time", "sort_time", "write_time", "commit_time"] {
+            assert!(r.metrics[part].value > 0.0, "{part} is in the record: {:?}", r.metrics.keys());
+        }
     }
 }
 

@@ -3,27 +3,28 @@
 //!
 //! Every iteration needs a freshly seeded table, so seeding happens in `prepare`, outside the timed region
 //! (Criterion's `iter_batched`); each table has its own catalog and storage, so no iteration sees another's
-//! files. Also untimed, as seed 000 leaves it untimed: loading the table and planning the rewrite (the live
-//! manifest entries and the scan's file tasks; the candidate needs at least [`THRESHOLD`] files, the seed's
-//! file-count threshold). Timed, the execution of the planned candidate alone: read the planned files' rows,
-//! write one Parquet file, commit the replace. Checked after the timed region, for every rewritten table: the
-//! same row count and order-independent checksum as seeded, exactly one live file, and it is the file the
-//! rewrite wrote.
+//! files. Also untimed, as seed 000 leaves its planner untimed: the table must have at least [`THRESHOLD`]
+//! live files, the seed's file-count threshold. Timed, as the seed times `execute_candidate`, the rewrite
+//! ([`rewrite`]): the table loaded fresh and its live files read from its manifests, their rows read, sorted
+//! by the traces' canonical key, written as one Parquet file, the row count checked, the replace committed;
+//! each part's time is reported beside the whole. Checked after the timed region, for every rewritten table:
+//! the same row count and order-independent checksum as seeded, exactly one live file, the one the rewrite
+//! wrote, and its rows in key order.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use arrow::array::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
-use futures::{StreamExt, TryStreamExt};
-use iceberg::arrow::ArrowReaderBuilder;
-use iceberg::scan::FileScanTask;
+use futures::TryStreamExt;
 use iceberg::{Catalog, TableIdent};
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 
 use crate::runtime;
 use crate::table::replace;
+use crate::table::rewrite::{self, Parts};
 use crate::table::snapshot::{self, Kept};
 use crate::table::traces::{self, Tally};
 use crate::table::warehouse::{self, Layout, Storage, Warehouse};
@@ -46,33 +47,25 @@ struct Table {
     warehouse: Warehouse,
     ident: TableIdent,
     seeded: Tally,
-    /// Set by the planning: what the rewrite executes.
-    candidate: Option<Candidate>,
+    /// Set by the planner: the table is a candidate.
+    planned: bool,
     /// Set by the rewrite: the files it wrote.
     written: Vec<String>,
     /// On disk: the directory the table was placed in (see [`Seeds::Directories`]).
     dir: Option<usize>,
 }
 
-/// A planned rewrite: the table as loaded, its live entries (which the replace removes) and the scan tasks that
-/// read their rows.
-struct Candidate {
-    loaded: iceberg::table::Table,
-    old: Vec<iceberg::spec::ManifestEntryRef>,
-    tasks: Vec<FileScanTask>,
-}
-
-/// Loads the table and plans its rewrite (untimed, as the seed's planner is).
-async fn plan(table: &Table) -> Result<Candidate, RigError> {
+/// The seed's planner (untimed): the table is a candidate if it has at least [`THRESHOLD`] live files. The
+/// rewrite loads it again, as the seed's executor does.
+async fn plan(table: &Table) -> Result<(), RigError> {
     let loaded = table.warehouse.catalog.load_table(&table.ident).await?;
-    let old = replace::live_entries(&loaded).await?;
-    if old.len() < THRESHOLD {
-        let message = format!("{} live files: no candidate below the threshold of {THRESHOLD}", old.len());
+    let live = replace::live_entries(&loaded).await?.len();
+    if live < THRESHOLD {
+        let message = format!("{live} live files: no candidate below the threshold of {THRESHOLD}");
         return Err(RigError::invalid_params(message));
     }
-    let tasks = loaded.scan().select_all().build()?.plan_files().await?.try_collect().await?;
     table.warehouse.io.take();
-    Ok(Candidate { loaded, old, tasks })
+    Ok(())
 }
 
 /// What one rewrite did.
@@ -84,6 +77,19 @@ struct Totals {
     bytes_read: u64,
     bytes_written: u64,
     rows: u64,
+    parts: Parts,
+}
+
+impl Totals {
+    fn add(&mut self, done: &Totals) {
+        self.rewrites += done.rewrites;
+        self.input_files += done.input_files;
+        self.output_files += done.output_files;
+        self.bytes_read += done.bytes_read;
+        self.bytes_written += done.bytes_written;
+        self.rows += done.rows;
+        self.parts.add(&done.parts);
+    }
 }
 
 /// The rig.
@@ -122,7 +128,7 @@ impl Compaction {
                 return self.runtime.block_on(async {
                     let warehouse = Warehouse::new(Storage::Memory, Path::new("")).await?;
                     let ident = kept.load(&warehouse, "traces").await?;
-                    Ok(Table { warehouse, ident, seeded: self.seeded, candidate: None, written: Vec::new(), dir: None })
+                    Ok(Table { warehouse, ident, seeded: self.seeded, planned: false, written: Vec::new(), dir: None })
                 });
             }
             Seeds::Directories { kept, free } => (kept, free),
@@ -147,14 +153,15 @@ impl Compaction {
         self.runtime.block_on(async {
             let warehouse = Warehouse::new(Storage::Fs, &dir).await?;
             let ident = kept[n].load(&warehouse, "traces").await?;
-            Ok(Table { warehouse, ident, seeded, candidate: None, written: Vec::new(), dir: Some(n) })
+            Ok(Table { warehouse, ident, seeded, planned: false, written: Vec::new(), dir: Some(n) })
         })
     }
 
     /// Checks every rewritten table, then frees it.
     fn check_rewritten(&mut self) -> Result<(), RigError> {
         for table in std::mem::take(&mut self.rewritten) {
-            let (tally, live) = self.runtime.block_on(read_back(&table))?;
+            let (batches, live) = self.runtime.block_on(read_back(&table))?;
+            let tally = Tally::of(&batches);
             if live != table.written {
                 return Err(RigError::verification(format!(
                     "after the rewrite the live files are {live:?}, the rewrite wrote {:?}",
@@ -165,6 +172,11 @@ impl Compaction {
                 return Err(RigError::verification(format!(
                     "the rewrite changed the rows: {} rows with checksum {:016x} seeded, {} with {:016x} after",
                     table.seeded.rows, table.seeded.checksum, tally.rows, tally.checksum
+                )));
+            }
+            if let Some(row) = traces::first_out_of_key_order(&batches) {
+                return Err(RigError::verification(format!(
+                    "the rewritten file is not in (timestamp, trace_id) order: row {row} comes before the row above it"
                 )));
             }
             self.live_files_after += live.len() as u64;
@@ -223,45 +235,38 @@ fn kept_seed(params: &Params, ctx: &SetupContext, runtime: &Runtime) -> Result<(
     Ok((Kept::read(&dir)?, tally))
 }
 
-/// The rows of the table's current snapshot and the files its scan reads.
-async fn read_back(table: &Table) -> Result<(Tally, Vec<String>), RigError> {
+/// The batches of the table's current snapshot, in the order its scan reads them, and the files it reads.
+async fn read_back(table: &Table) -> Result<(Vec<RecordBatch>, Vec<String>), RigError> {
     let loaded = table.warehouse.catalog.load_table(&table.ident).await?;
     let scan = loaded.scan().select_all().build()?;
     let tasks: Vec<_> = scan.plan_files().await?.try_collect().await?;
     let mut live: Vec<String> = tasks.iter().map(|t| t.data_file_path.clone()).collect();
     live.sort();
     let batches: Vec<RecordBatch> = scan.to_arrow().await?.try_collect().await?;
-    Ok((Tally::of(&batches), live))
+    Ok((batches, live))
 }
 
-/// The timed work: the planned candidate executed, its files rewritten into one, committed as a replace snapshot.
-async fn rewrite(table: &mut Table) -> Result<Totals, RigError> {
-    let catalog = table.warehouse.catalog.as_ref();
-    let Candidate { loaded, old, tasks } =
-        table.candidate.take().ok_or_else(|| RigError::new("no planned candidate: `prepare` plans each table"))?;
-    let tasks = futures::stream::iter(tasks.into_iter().map(Ok)).boxed();
-    let reader = ArrowReaderBuilder::new(loaded.file_io().clone(), iceberg::Runtime::current()).build();
-    let batches: Vec<RecordBatch> = reader.read(tasks)?.stream().try_collect().await?;
-    // The reader's batches carry no Parquet field ids; the writer matches columns by them.
-    let schema = warehouse::arrow_schema(&loaded)?;
-    let merged = arrow::compute::concat_batches(&schema, &batches)?;
-    let rows = merged.num_rows() as u64;
-    let merged = RecordBatch::try_new(schema, merged.columns().to_vec())?;
-    let new = warehouse::write_file(&loaded, merged, 0).await?;
-    table.written = new.iter().map(|f| f.file_path().to_string()).collect();
-    table.written.sort();
-    let bytes_written = new.iter().map(|f| f.file_size_in_bytes()).sum();
-    let output_files = new.len() as u64;
-    replace::commit(catalog, &loaded, &old, new).await?;
-    let io = table.warehouse.io.take();
+/// The timed work: the planned table rewritten into one file (see [`rewrite`]).
+async fn execute(table: &mut Table) -> Result<Totals, RigError> {
+    if !std::mem::take(&mut table.planned) {
+        return Err(RigError::new("no planned candidate: `prepare` plans each table"));
+    }
+    let done = rewrite::rewrite(&table.warehouse, &table.ident).await?;
+    table.written = done.written;
     Ok(Totals {
         rewrites: 1,
-        input_files: old.len() as u64,
-        output_files,
-        bytes_read: io.data_bytes_read,
-        bytes_written,
-        rows,
+        input_files: done.input_files,
+        output_files: table.written.len() as u64,
+        bytes_read: table.warehouse.io.take().data_bytes_read,
+        bytes_written: done.bytes_written,
+        rows: done.rows,
+        parts: done.parts,
     })
+}
+
+/// The metric of one part of the rewrite: its mean time per rewrite, from counter `{name}_ns`.
+fn part(name: &str, doc: &str) -> Metric {
+    Metric::counter(&format!("{name}_time"), Unit::Nanos, &format!("{name}_ns")).doc(&format!("per rewrite: {doc}"))
 }
 
 impl Rig for Compaction {
@@ -283,6 +288,11 @@ impl Rig for Compaction {
             .metric(Metric::counter("output_files", Unit::Files, "output_files").doc("per rewrite"))
             .metric(Metric::counter("bytes_read", Unit::Bytes, "bytes_read").doc("Parquet bytes fetched per rewrite"))
             .metric(Metric::counter("bytes_written", Unit::Bytes, "bytes_written").doc("Parquet bytes per rewrite"))
+            .metric(part("load", "table loaded, live files read from its manifests, scan planned"))
+            .metric(part("read", "the planned files' rows read and merged"))
+            .metric(part("sort", "the rows sorted by (timestamp, trace_id)"))
+            .metric(part("write", "one Parquet file written"))
+            .metric(part("commit", "row count checked, replace snapshot committed"))
             .invariant(Invariant::equal("rows_after", "rows_seeded"))
             .invariant(Invariant::equal("checksum_after", "checksum_seeded"))
             .invariant(Invariant::equal("live_files_after", "files_written"))
@@ -316,7 +326,8 @@ impl Rig for Compaction {
         self.check_rewritten()?;
         while (self.ready.len() as u64) < batch {
             let mut table = self.seed()?;
-            table.candidate = Some(self.runtime.block_on(plan(&table))?);
+            self.runtime.block_on(plan(&table))?;
+            table.planned = true;
             self.ready.push_back(table);
         }
         Ok(())
@@ -329,14 +340,8 @@ impl Rig for Compaction {
             // Only when the host did not prepare this iteration: seeding is then timed, so refuse.
             None => return Err(RigError::new("no seeded table is ready: `prepare` was not called for this batch")),
         };
-        let done = self.runtime.block_on(rewrite(&mut table))?;
-        let t = &mut self.totals;
-        t.rewrites += done.rewrites;
-        t.input_files += done.input_files;
-        t.output_files += done.output_files;
-        t.bytes_read += done.bytes_read;
-        t.bytes_written += done.bytes_written;
-        t.rows += done.rows;
+        let done = self.runtime.block_on(execute(&mut table))?;
+        self.totals.add(&done);
         self.rewritten.push(table);
         Ok(())
     }
@@ -348,7 +353,13 @@ impl Rig for Compaction {
             return Err(RigError::verification("no rewrite ran"));
         }
         let per = |total: u64| (total + t.rewrites / 2) / t.rewrites;
+        let per_ns = |total: Duration| per(total.as_nanos() as u64);
         Ok(Outcome::new()
+            .counter("load_ns", per_ns(t.parts.load))
+            .counter("read_ns", per_ns(t.parts.read))
+            .counter("sort_ns", per_ns(t.parts.sort))
+            .counter("write_ns", per_ns(t.parts.write))
+            .counter("commit_ns", per_ns(t.parts.commit))
             .counter("rows", per(t.rows))
             .counter("input_files", per(t.input_files))
             .counter("output_files", per(t.output_files))
@@ -385,8 +396,9 @@ pub(crate) mod tests_support {
             SetupContext { scratch_dir: dir.to_path_buf(), quick: true, seed_dir: None, ..SetupContext::default() };
         let mut rig = Compaction::setup(params, &ctx).unwrap();
         let mut table = rig.seed().unwrap();
-        table.candidate = Some(rig.runtime.block_on(plan(&table)).unwrap());
-        rig.runtime.block_on(rewrite(&mut table)).unwrap();
+        rig.runtime.block_on(plan(&table)).unwrap();
+        table.planned = true;
+        rig.runtime.block_on(execute(&mut table)).unwrap();
         let loaded = rig.runtime.block_on(table.warehouse.catalog.load_table(&table.ident)).unwrap();
         let metadata_location = loaded.metadata_location().unwrap().to_string();
         Rewritten { metadata_location, written: table.written }

@@ -14,6 +14,9 @@ use iceberg::spec::{NestedField, PrimitiveType, Schema, Type};
 pub const EPOCH_US: i64 = 1_700_000_000_000_000;
 /// One hour in microseconds.
 pub const HOUR_US: i64 = 3_600_000_000;
+/// Seed 000's canonical sort key of a traces table (`TableSchema::sort_key_columns`): what its compactor sorts
+/// a rewrite by when the table declares no order.
+pub const SORT_KEY: [&str; 2] = ["timestamp", "trace_id"];
 
 /// The Iceberg schema: trace_id .. attributes_json, with field ids 1..=9.
 pub fn schema() -> iceberg::Result<Schema> {
@@ -161,4 +164,12 @@ impl Tally {
         batches.iter().for_each(|b| tally.add(b));
         tally
     }
+}
+
+/// The first row of `batches`, read in order, that comes before the row above it in [`SORT_KEY`] order, and that
+/// row's position counted from 0 across the batches.
+pub fn first_out_of_key_order(batches: &[RecordBatch]) -> Option<usize> {
+    let keys = batches.iter().flat_map(from_batch).map(|span| (span.timestamp_us, span.trace_id));
+    let keys: Vec<(i64, String)> = keys.collect();
+    keys.windows(2).position(|pair| pair[1] < pair[0]).map(|above| above + 1)
 }
