@@ -45,6 +45,7 @@ pub mod criterion;
 mod descriptor;
 pub mod heap;
 mod invariant;
+mod metric;
 pub mod open_loop;
 mod rig;
 mod seed;
@@ -55,8 +56,9 @@ mod unit;
 #[doc(hidden)]
 pub mod abi;
 
-pub use descriptor::{Bound, Descriptor, Metric, MetricTable, OnlyWhere, Param, ParamType, Source, Style};
+pub use descriptor::{Bound, Descriptor, MetricTable, OnlyWhere, Param, ParamType, Style};
 pub use invariant::{Invariant, Op, Operand, check_invariants};
+pub use metric::{Metric, Source};
 pub use rig::{ErrorKind, Observation, Outcome, Rig, RigError, SetupContext};
 pub use unit::Unit;
 
