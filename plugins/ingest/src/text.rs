@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value};
+use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value::Value};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -30,19 +30,23 @@ pub fn value(value: Option<&AnyValue>, out: &mut String) {
 }
 
 /// A scope as SignalDB's log batch stores it: `{"name":…,"version":…}`, with `"attributes"` first when it has
-/// some (its keys sorted), replacing the contents of `out`.
-pub fn scope(name: &str, version: &str, attributes: &[KeyValue], out: &mut String) {
+/// some (its keys sorted), and `{}` for none, replacing the contents of `out`.
+pub fn scope(scope: Option<&InstrumentationScope>, out: &mut String) {
     out.clear();
+    let Some(scope) = scope else {
+        out.push_str("{}");
+        return;
+    };
     out.push('{');
-    if !attributes.is_empty() {
+    if !scope.attributes.is_empty() {
         out.push_str("\"attributes\":");
-        object(attributes, out);
+        object(&scope.attributes, out);
         out.push(',');
     }
     out.push_str("\"name\":");
-    string(name, out);
+    string(&scope.name, out);
     out.push_str(",\"version\":");
-    string(version, out);
+    string(&scope.version, out);
     out.push('}');
 }
 
@@ -142,9 +146,15 @@ mod tests {
     #[test]
     fn a_scope_and_a_body_are_written_as_signaldbs_log_batch_writes_them() {
         let mut out = String::new();
-        scope("lib", "1", &[], &mut out);
+        let lib = |attributes| InstrumentationScope {
+            name: "lib".into(),
+            version: "1".into(),
+            attributes,
+            ..Default::default()
+        };
+        scope(Some(&lib(vec![])), &mut out);
         assert_eq!(out, r#"{"name":"lib","version":"1"}"#);
-        scope("lib", "1", &[kv("k", Value::IntValue(3))], &mut out);
+        scope(Some(&lib(vec![kv("k", Value::IntValue(3))])), &mut out);
         assert_eq!(out, r#"{"attributes":{"k":3},"name":"lib","version":"1"}"#);
         value(Some(&AnyValue { value: Some(Value::StringValue("a \"b\"".into())) }), &mut out);
         assert_eq!(out, r#""a \"b\"""#);

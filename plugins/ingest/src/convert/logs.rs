@@ -27,10 +27,7 @@ pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowErro
     for rl in &request.resource_logs {
         let (service_name, resource_text) = resource_columns(rl.resource.as_ref());
         for sl in &rl.scope_logs {
-            match &sl.scope {
-                Some(s) => text::scope(&s.name, &s.version, &s.attributes, &mut scope_text),
-                None => scope_text.replace_range(.., "{}"),
-            }
+            text::scope(sl.scope.as_ref(), &mut scope_text);
             for record in &sl.log_records {
                 time.append_value(record.time_unix_nano);
                 observed.append_value(record.observed_time_unix_nano);

@@ -31,10 +31,7 @@ pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, Arr
     for rm in &request.resource_metrics {
         let (_, resource_text) = resource_columns(rm.resource.as_ref());
         for sm in &rm.scope_metrics {
-            match &sm.scope {
-                Some(s) => text::scope(&s.name, &s.version, &s.attributes, &mut scope_text),
-                None => scope_text.replace_range(.., "{}"),
-            }
+            text::scope(sm.scope.as_ref(), &mut scope_text);
             for m in &sm.metrics {
                 let (kind_name, points, agg, is_monotonic) = match &m.data {
                     Some(metric::Data::Gauge(g)) => ("gauge", &g.data_points, 0, false),
