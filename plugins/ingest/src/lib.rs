@@ -91,26 +91,18 @@ impl Rig for Ingest {
 
     fn setup(p: Params, _: &SetupContext) -> Result<Self, RigError> {
         let items = usize::try_from(p.items).map_err(|_| RigError::invalid_params("items must be positive"))?;
-        let expected = match p.signal {
-            Signal::Traces => expected::traces(items)?,
-            Signal::Logs => expected::logs(items)?,
-            Signal::Metrics => expected::metrics(items)?,
-        };
-        let (request, encoded) = match p.signal {
+        let (encoded, expected, request) = match p.signal {
             Signal::Traces => {
                 let r = fixtures::traces(items);
-                let bytes = r.encode_to_vec();
-                (Request::Traces(r), bytes)
+                (r.encode_to_vec(), expected::traces(items)?, Request::Traces(r))
             }
             Signal::Logs => {
                 let r = fixtures::logs(items);
-                let bytes = r.encode_to_vec();
-                (Request::Logs(r), bytes)
+                (r.encode_to_vec(), expected::logs(items)?, Request::Logs(r))
             }
             Signal::Metrics => {
                 let r = fixtures::metrics(items);
-                let bytes = r.encode_to_vec();
-                (Request::Metrics(r), bytes)
+                (r.encode_to_vec(), expected::metrics(items)?, Request::Metrics(r))
             }
         };
         Ok(Ingest { request, expected, encoded, stage: p.stage, items, last: None })
