@@ -4,7 +4,8 @@
 //! Per series (a rig and its variant), the newest few measurement or failure records, how many there were, and
 //! the last values of each metric; per verdict series and metric, the same. "Newest" is the latest
 //! `run.ts_ms`, and of two equal, the later record, as `compare` and the reports always decided. Records may
-//! arrive in any order (a merged stream is not sorted).
+//! arrive in any order (a merged stream is not sorted). Acknowledgements belong to no series' newest: every one
+//! is kept apart, in arrival order (a stream holds few).
 
 use std::collections::HashMap;
 
@@ -104,12 +105,14 @@ pub struct History {
     next: u64,
     /// Streams read (an arrival of a read is the stream's number and the line).
     files: u64,
+    /// Every acknowledgement record, with its `(ts_ms, arrival)`.
+    acknowledgements: Vec<((u64, u64), Record)>,
 }
 
 impl History {
     /// An empty history keeping `needs`.
     pub fn new(needs: Needs) -> History {
-        History { needs, groups: HashMap::new(), records: 0, next: 0, files: 0 }
+        History { needs, groups: HashMap::new(), records: 0, next: 0, files: 0, acknowledgements: Vec::new() }
     }
 
     /// Readies `record` for [`History::push`]: finds its group and drops what no report reads (the per-sample
@@ -139,6 +142,10 @@ impl History {
         let Arrival { key, record } = arrival;
         let at = (record.run.ts_ms, nth);
         self.records += 1;
+        if record.kind == Kind::Acknowledgement {
+            self.acknowledgements.push((at, record));
+            return;
+        }
         let group = self.groups.entry(key).or_insert_with(|| Group { first: at.1, ..Group::default() });
         group.count += 1;
         if record.kind == Kind::Measurement {
@@ -159,6 +166,7 @@ impl History {
     /// Adds the groups of `other`, a history of other records with the same needs.
     pub fn merge(&mut self, other: History) {
         self.records += other.records;
+        self.acknowledgements.extend(other.acknowledgements);
         for (key, theirs) in other.groups {
             match self.groups.entry(key) {
                 std::collections::hash_map::Entry::Vacant(slot) => {
@@ -190,10 +198,18 @@ impl History {
         groups
     }
 
-    /// Every record kept, in arrival order: the newest of each series, a stream that every report of the
-    /// newest runs reads as it would read the whole one.
+    /// Every acknowledgement record read, in arrival order.
+    pub fn acknowledgements(&self) -> Vec<&Record> {
+        let mut acknowledgements: Vec<&((u64, u64), Record)> = self.acknowledgements.iter().collect();
+        acknowledgements.sort_by_key(|((_, arrival), _)| *arrival);
+        acknowledgements.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// Every record kept, in arrival order: the newest of each series and every acknowledgement, a stream that
+    /// every report of the newest runs reads as it would read the whole one.
     pub fn into_records(self) -> Vec<Record> {
         let mut kept: Vec<((u64, u64), Record)> = self.groups.into_values().flat_map(|g| g.newest).collect();
+        kept.extend(self.acknowledgements);
         kept.sort_by_key(|((_, arrival), _)| *arrival);
         kept.into_iter().map(|(_, r)| r).collect()
     }

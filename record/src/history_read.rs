@@ -37,6 +37,9 @@ impl History {
             || (History::new(needs), nightly_file.map(|_| Nightly::default())),
             |(history, nightly), line| {
                 let Some((peek, text)) = Peek::of(line) else { return false };
+                if peek.kind == Kind::Acknowledgement {
+                    return false; // parsed whole: every one is kept
+                }
                 let variant = peek.variant_key();
                 if let (Some(nightly), Some(of)) = (nightly.as_mut(), nightly_file) {
                     nightly.place(&peek, &variant, (of << 40) | line.line as u64);

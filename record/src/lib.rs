@@ -12,9 +12,12 @@
 
 #![warn(missing_docs)]
 
+mod acknowledged;
+mod acknowledgement;
 mod buckets;
 mod canon;
 mod closed;
+mod dates;
 mod instructions;
 mod lines;
 mod record;
@@ -32,7 +35,10 @@ pub mod scan;
 pub mod sink;
 pub mod verify;
 
+pub use acknowledged::standing_acknowledgements;
+pub use acknowledgement::*;
 pub use closed::*;
+pub use dates::utc_date;
 pub use instructions::*;
 pub use record::*;
 pub use summary::*;
@@ -88,5 +94,6 @@ mod tests {
         assert_eq!(required, ["schema", "bench", "kind", "run"]);
         let text = json_schema();
         assert!(text.contains("\"measurement\"") && text.contains("\"verdict\"") && text.contains("\"failure\""));
+        assert!(text.contains("\"acknowledgement\""), "the kind `benchhost accept` writes");
     }
 }

@@ -113,6 +113,11 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<Merged> {
 /// warehouse's publish too, so that publishing a file twice adds nothing.
 pub fn identity_hash(record: &crate::Record) -> u128 {
     let cell = (&record.run.id, &record.bench, record.kind, &record.variant, record.metrics.keys().collect::<Vec<_>>());
+    if let Some(a) = &record.acknowledgement {
+        // One `accept` writes a record per series and metric under one run id and no metrics: its id and metric
+        // (and what it revokes) tell them apart.
+        return canon::hash(&(cell, &a.id, &a.metric, &a.revokes));
+    }
     match &record.verdict {
         // A measurement's identity hashes as it always has, so that publishing again adds none twice.
         None => canon::hash(&cell),
@@ -199,6 +204,31 @@ mod tests {
         assert!(merged.conflicts.is_empty(), "{:?}", merged.conflicts);
         assert_eq!((merged.kept, merged.duplicates), (3, 0));
         assert_ne!(identity_hash(&time), identity_hash(&rate));
+    }
+
+    #[test]
+    fn acknowledgements_of_two_metrics_and_a_revoke_are_three_records_merged_once() {
+        let arm = record("run-1", "wal", 1000, 1.0);
+        let run = RunInfo::for_tests(5, Some("ack-1"));
+        let ack = |metric: &str, revokes: Option<&str>| {
+            let a: crate::Acknowledgement = serde_json::from_value(serde_json::json!({
+                "id": "a1", "metric": metric, "decision": "regressed", "ratio": 1.05, "ci95": [1.04, 1.06],
+                "higher_is_better": false, "from_ts_ms": 1, "source": "verdict", "reason": "a new check",
+                "by": "ann", "revokes": revokes}))
+            .unwrap();
+            Record::acknowledgement_on(&arm, a, run.clone())
+        };
+        let acks = [ack("roundtrip_time", None), ack("bytes", None), ack("roundtrip_time", Some("a1"))];
+        let dir = tempfile::tempdir().unwrap();
+        let (input, out) = (dir.path().join("in.jsonl"), dir.path().join("out.jsonl"));
+        write(&input, &[&arm, &acks[0], &acks[1], &acks[2]]);
+        let merged = merge_files(&out, std::slice::from_ref(&input)).unwrap();
+        assert!(merged.conflicts.is_empty(), "{:?}", merged.conflicts);
+        assert_eq!((merged.kept, merged.added), (4, 4));
+        assert_eq!(merge_files(&out, &[input]).unwrap().added, 0, "merging again adds nothing");
+        let kept: Vec<Record> = reader::read(&out).unwrap().records.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(kept[1..], acks, "each acknowledgement reads back as written");
+        assert!(crate::standing_acknowledgements(&kept).is_empty(), "the revoke undoes every record of a1");
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //!
 //! A series here is a bench, its variant, a metric and the machine (`run.host` and `run.cpu`): a history that
 //! moves to another machine is two series, because a machine change is a step that is not the code's.
+//!
+//! Acknowledgements (`benchhost accept`) are kept whole beside the series: they mark where a step was accepted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -83,6 +85,8 @@ pub struct Nightly {
     /// The run of the record before (a run's records come together): found without a lookup.
     last_run: Option<Arc<RunOf>>,
     files: u64,
+    /// Every acknowledgement record, with where it came from (file << 40 | line).
+    acknowledgements: Vec<(u64, Record)>,
 }
 
 impl Nightly {
@@ -95,6 +99,9 @@ impl Nightly {
             Nightly::default,
             |part, line| {
                 let Some((peek, _)) = Peek::of(line) else { return false };
+                if peek.kind == Kind::Acknowledgement {
+                    return false; // parsed whole, and kept
+                }
                 part.place(&peek, &peek.variant_key(), (file << 40) | line.line as u64);
                 true
             },
@@ -117,6 +124,14 @@ impl Nightly {
     pub(crate) fn absorb(&mut self, part: Nightly) {
         self.absorbed.push(part.groups);
         self.absorbed.extend(part.absorbed);
+        self.acknowledgements.extend(part.acknowledgements);
+    }
+
+    /// Every acknowledgement read, in stream order (file, then line).
+    pub fn acknowledgements(&self) -> Vec<&Record> {
+        let mut acknowledgements: Vec<&(u64, Record)> = self.acknowledgements.iter().collect();
+        acknowledgements.sort_by_key(|(at, _)| *at);
+        acknowledgements.into_iter().map(|(_, r)| r).collect()
     }
 
     /// The series, each in run order (time, then file and line), without repeated records.
@@ -156,6 +171,9 @@ impl Nightly {
 
     /// A record the fast path could not read (parsed whole): the same, from the record.
     pub(crate) fn add(&mut self, record: &Record, at: u64) {
+        if record.kind == Kind::Acknowledgement {
+            self.acknowledgements.push((at, record.clone()));
+        }
         if record.kind != Kind::Measurement {
             return;
         }

@@ -18,7 +18,7 @@ pub struct Record {
     pub schema: u32,
     /// The rig that produced the record.
     pub bench: String,
-    /// `measurement`, `verdict` or `failure`.
+    /// `measurement`, `verdict`, `failure` or `acknowledgement`.
     pub kind: Kind,
     /// Provenance.
     pub run: RunInfo,
@@ -46,6 +46,9 @@ pub struct Record {
     /// The comparison behind a `verdict` record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// A person's acceptance of an expected change (kind `acknowledgement` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledgement: Option<crate::Acknowledgement>,
     /// Metrics the rig declares to read as one table (the querier's mechanism: files reached, pruned, read):
     /// the HTML report draws them as a table of the arms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -71,6 +74,8 @@ pub enum Kind {
     Verdict,
     /// A cell that did not complete; its metrics are absent, never zero.
     Failure,
+    /// A person's word that a change of a series is expected, and why (`benchhost accept`); or its revocation.
+    Acknowledgement,
 }
 
 /// Provenance of a run.
@@ -317,6 +322,7 @@ impl Record {
             checks: vec![],
             failure: None,
             verdict: None,
+            acknowledgement: None,
             tables: vec![],
         }
     }
@@ -328,6 +334,15 @@ impl Record {
             plugin: series.plugin.clone(),
             verdict: Some(verdict),
             ..Record::new(series.bench.clone(), Kind::Verdict, run, series.variant.clone())
+        }
+    }
+
+    /// The acknowledgement record on the series of `series` (its bench, variant and plugin), written by `run`.
+    pub fn acknowledgement_on(series: &Record, acknowledgement: crate::Acknowledgement, run: RunInfo) -> Record {
+        Record {
+            plugin: series.plugin.clone(),
+            acknowledgement: Some(acknowledgement),
+            ..Record::new(series.bench.clone(), Kind::Acknowledgement, run, series.variant.clone())
         }
     }
 
@@ -356,6 +371,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Measurement => "measurement",
         Kind::Verdict => "verdict",
         Kind::Failure => "failure",
+        Kind::Acknowledgement => "acknowledgement",
     }
 }
 

@@ -87,6 +87,10 @@ pub struct Verdict {
     /// The share of the change in instructions per iteration that `functions` explain (1.0 for all of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub functions_explain: Option<f64>,
+    /// The acknowledgement that covers this verdict (`benchhost accept`): the change is expected, and the gate
+    /// does not fail on it. The decision stays what the numbers say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<Accepted>,
 }
 
 /// How a paired comparison was made: enough to know what its interval counts.
@@ -160,4 +164,24 @@ pub struct BaselineRef {
     pub commit: Option<String>,
     /// Its start.
     pub ts_ms: u64,
+}
+
+/// The `accepted` section of a verdict that an acknowledgement covers: which one, and what it said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Accepted {
+    /// The acknowledgement's id.
+    pub id: String,
+    /// Its reason.
+    pub reason: String,
+    /// Who accepted the change.
+    pub by: String,
+    /// When, ms since the Unix epoch.
+    pub ts_ms: u64,
+}
+
+impl Accepted {
+    /// `accepted: REASON (BY, YYYY-MM-DD)`, as notes, tables and reports say it.
+    pub fn said(&self) -> String {
+        format!("accepted: {} ({}, {})", self.reason, self.by, crate::dates::utc_date(self.ts_ms))
+    }
 }

@@ -1,6 +1,6 @@
 //! `benchhost verify FILE...`: checks results streams before tools or people trust them. A stream is sound
-//! when every line is a schema-1 record, no record appears twice, and every metric's unit is one the unit
-//! registry knows. Problems are named with file and line.
+//! when every line is a schema-1 record, no record appears twice, every metric's unit is one the unit
+//! registry knows, and every acknowledgement says why. Problems are named with file and line.
 //!
 //! One pass in line order; per record only a 128-bit hash of its text and its place are kept (~60 bytes). Two
 //! records whose hashes meet are read again and compared before one is called a duplicate.
@@ -15,7 +15,7 @@ use crate::scan::{Scanned, scan};
 struct Checked {
     place: Place,
     hash: u128,
-    unknown_units: Vec<String>,
+    flaws: Vec<String>,
 }
 
 /// The problems of the stream at `path`; empty when it is sound.
@@ -27,13 +27,7 @@ pub fn problems(path: &Path) -> Vec<String> {
     let check = |entry: crate::reader::Entry| Checked {
         place: Place::from(&entry),
         hash: canon::hash(&entry.record),
-        unknown_units: entry
-            .record
-            .metrics
-            .iter()
-            .filter(|(_, m)| !crate::UNITS.contains(&m.unit.as_str()))
-            .map(|(metric, m)| format!("metric `{metric}` has unknown unit `{}`", m.unit))
-            .collect(),
+        flaws: flaws(&entry.record),
     };
     let pass = scan(path, check, |item| {
         let checked = match item {
@@ -58,7 +52,7 @@ pub fn problems(path: &Path) -> Vec<String> {
                 first.insert(checked.hash, checked.place);
             }
         }
-        record_problems.extend(checked.unknown_units.into_iter().map(|why| format!("{name}:{line}: {why}")));
+        record_problems.extend(checked.flaws.into_iter().map(|why| format!("{name}:{line}: {why}")));
         Ok(())
     });
     if let Err(e) = pass {
@@ -69,4 +63,23 @@ pub fn problems(path: &Path) -> Vec<String> {
     }
     read_problems.extend(record_problems);
     read_problems
+}
+
+/// What is wrong with one record on its own: a unit the registry does not know, an acknowledgement without its
+/// section or without a reason.
+fn flaws(record: &crate::Record) -> Vec<String> {
+    let mut flaws: Vec<String> = record
+        .metrics
+        .iter()
+        .filter(|(_, m)| !crate::UNITS.contains(&m.unit.as_str()))
+        .map(|(metric, m)| format!("metric `{metric}` has unknown unit `{}`", m.unit))
+        .collect();
+    let acknowledgement = record.acknowledgement.as_ref();
+    if (record.kind == crate::Kind::Acknowledgement) != acknowledgement.is_some() {
+        flaws.push("only an acknowledgement record has an `acknowledgement` section, and it must".into());
+    }
+    if acknowledgement.is_some_and(|a| a.reason.trim().is_empty()) {
+        flaws.push("acknowledgement without a reason".into());
+    }
+    flaws
 }

@@ -16,6 +16,8 @@ use iceberg::table::Table;
 use crate::schema::VARIANT;
 
 const DAY_MICROS: i64 = 86_400_000_000;
+/// The `kind` of an acknowledgement's row: every one is exported, whatever its series' newest.
+const ACKNOWLEDGEMENT: &str = "acknowledgement";
 
 /// Appends every record of `table` to the stream `out`; the number of records.
 pub async fn all(table: &Table, out: &Path) -> Result<usize> {
@@ -32,8 +34,8 @@ pub async fn all(table: &Table, out: &Path) -> Result<usize> {
     Ok(count)
 }
 
-/// Appends to `out` the `newest` newest measurement or failure records of each series of `table` (every
-/// record, where rows from before the variant column have none); the number of records.
+/// Appends to `out` the `newest` newest measurement or failure records of each series of `table`, and every
+/// acknowledgement (every record, where rows from before the variant column have none); the number of records.
 ///
 /// Two scans: the first reads time, bench, kind and variant of every row and keeps the times of each series'
 /// newest rows; the second reads the record text only from the days those times fall on.
@@ -42,13 +44,22 @@ pub async fn newest(table: &Table, newest: usize, out: &Path) -> Result<usize> {
         return all(table, out).await;
     }
     let mut times: HashMap<(String, String), Vec<i64>> = HashMap::new();
+    let mut days: BTreeSet<i64> = BTreeSet::new();
     let mut stream = table.scan().select(["ts", "bench", "kind", VARIANT]).build()?.to_arrow().await?;
     while let Some(columns) = stream.try_next().await? {
         let (ts, bench, kind, variant) = columns_of(&columns);
         if variant.null_count() > 0 {
             return all(table, out).await;
         }
-        for i in (0..columns.num_rows()).filter(|&i| kind.value(i) != "verdict") {
+        for i in 0..columns.num_rows() {
+            match kind.value(i) {
+                "verdict" => continue,
+                ACKNOWLEDGEMENT => {
+                    days.insert(ts.value(i).div_euclid(DAY_MICROS));
+                    continue;
+                }
+                _ => {}
+            }
             let kept = times.entry((bench.value(i).to_string(), variant.value(i).to_string())).or_default();
             let at = kept.partition_point(|t| *t <= ts.value(i));
             kept.insert(at, ts.value(i));
@@ -57,7 +68,7 @@ pub async fn newest(table: &Table, newest: usize, out: &Path) -> Result<usize> {
             }
         }
     }
-    let days: BTreeSet<i64> = times.values().flatten().map(|t| t.div_euclid(DAY_MICROS)).collect();
+    days.extend(times.values().flatten().map(|t| t.div_euclid(DAY_MICROS)));
     let wanted: HashSet<(&str, &str, i64)> =
         times.iter().flat_map(|((b, v), ts)| ts.iter().map(move |t| (b.as_str(), v.as_str(), *t))).collect();
     let mut batch = Sink::open(out)?.batch();
@@ -72,7 +83,9 @@ pub async fn newest(table: &Table, newest: usize, out: &Path) -> Result<usize> {
         let (ts, bench, kind, variant) = columns_of(&columns);
         let record = columns.column(4).as_string::<i32>();
         for i in 0..columns.num_rows() {
-            if kind.value(i) != "verdict" && wanted.contains(&(bench.value(i), variant.value(i), ts.value(i))) {
+            let series_newest =
+                kind.value(i) != "verdict" && wanted.contains(&(bench.value(i), variant.value(i), ts.value(i)));
+            if kind.value(i) == ACKNOWLEDGEMENT || series_newest {
                 batch.push(record.value(i))?;
                 count += 1;
             }

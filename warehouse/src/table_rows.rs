@@ -39,6 +39,7 @@ impl Row {
             Kind::Measurement => "measurement",
             Kind::Verdict => "verdict",
             Kind::Failure => "failure",
+            Kind::Acknowledgement => "acknowledgement",
         };
         Row {
             ts_ms: record.run.ts_ms,

@@ -257,3 +257,49 @@ fn a_published_record_comes_back_as_its_file_held_it_with_fields_this_build_does
     assert!(export.status().unwrap().success());
     assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("{newer}\n"));
 }
+
+#[test]
+fn acknowledgements_published_twice_come_back_once_each_from_every_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let (warehouse, stream) = (dir.path().join("wh"), nights(dir.path(), 3));
+    let records = benchhost_record::reader::records(&stream).unwrap();
+    // An acknowledgement of the first series on two metrics, then a revoke: three records of one `accept`.
+    let ack = |metric: &str, revokes: Option<&str>| {
+        let a: benchhost_record::Acknowledgement = serde_json::from_value(serde_json::json!({
+            "id": "a1", "metric": metric, "decision": "regressed", "ratio": 1.05, "ci95": [1.04, 1.06],
+            "higher_is_better": false, "from_ts_ms": 1, "source": "verdict", "reason": "a new check", "by": "ann",
+            "revokes": revokes}))
+        .unwrap();
+        benchhost_record::Record::acknowledgement_on(&records[0], a, records[0].run.clone())
+    };
+    let acks = [ack("roundtrip_time", None), ack("bytes", None), ack("roundtrip_time", Some("a1"))];
+    let file = dir.path().join("acks.jsonl");
+    std::fs::write(&file, acks.iter().map(|r| r.to_line() + "\n").collect::<String>()).unwrap();
+    for _ in 0..2 {
+        let status =
+            Command::new(bin()).args(["publish", "--warehouse"]).arg(&warehouse).arg(&stream).arg(&file).status();
+        assert!(status.unwrap().success());
+    }
+    let kinds = query(&[
+        "SELECT count(*) AS n FROM records WHERE kind = 'acknowledgement'",
+        "--warehouse",
+        warehouse.to_str().unwrap(),
+    ]);
+    assert!(kinds.contains("| 3 "), "each acknowledgement once:\n{kinds}");
+    for newest in [None, Some("1")] {
+        let out = dir.path().join(format!("export-{newest:?}.jsonl"));
+        let mut export = Command::new(bin());
+        export.arg("export").args(newest.map(|n| vec!["--newest", n]).unwrap_or_default());
+        export.arg("--warehouse").arg(&warehouse).arg("--out").arg(&out);
+        assert!(export.status().unwrap().success());
+        let back: Vec<benchhost_record::Record> = benchhost_record::reader::records(&out)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.kind == benchhost_record::Kind::Acknowledgement)
+            .collect();
+        assert_eq!(back.len(), 3, "--newest {newest:?}: every acknowledgement, once");
+        for ack in &acks {
+            assert!(back.contains(ack), "--newest {newest:?}: {ack:?} comes back as written");
+        }
+    }
+}

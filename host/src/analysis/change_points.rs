@@ -12,7 +12,9 @@
 //!   detection, and the change point is placed where splitting the nights around it costs the least absolute
 //!   deviation from each side's median (the place a windowed z marks is blurred by the window; a median cost
 //!   is not pulled by outliers);
-//! - the scan goes on from the change point, whose nights no later window reaches back over.
+//! - the scan goes on from the change point, whose nights no later window reaches back over;
+//! - a night an acknowledgement (`benchhost accept`) holds from is a boundary as a change point is, forced: the
+//!   mean restarts there, and the step there is reported as accepted ([`accepted_steps`]), not as a change.
 //!
 //! Read left to right and deciding from at most 1.5 windows ahead, a change point never moves once
 //! [`SETTLED_AFTER`] nights follow it: every decision that placed it read only nights that were there. Nearer
@@ -21,10 +23,6 @@
 //!
 //! Measured on the corpus of `benchmarks/trend` (see results/README.md): at 2% noise, steps of 3% and more
 //! found at the right night +-2 in 45 of 46, 0.02 false change points per 1,000 step-free nights.
-
-use std::collections::BTreeMap;
-
-use benchhost_record::nightly::{NightlyKey, Point, Series};
 
 pub use crate::analysis::scan_windows::{Night, WINDOW};
 use crate::analysis::scan_windows::{Windows, left_from, median_sorted, pooled_mad, right_to};
@@ -72,64 +70,10 @@ impl std::fmt::Display for TooShort {
     }
 }
 
-/// One series' history and what the scan found in it.
-#[derive(Debug)]
-pub struct SeriesChanges {
-    /// The series.
-    pub key: NightlyKey,
-    /// Its values in run order.
-    pub series: Series,
-    /// Its change points, or why it has none.
-    pub points: Result<Vec<ChangePoint>, TooShort>,
-}
-
-impl SeriesChanges {
-    /// Whether the change at `point` made the metric worse.
-    pub fn regression(&self, point: &ChangePoint) -> bool {
-        (point.ratio > 1.0) != self.series.higher_is_better
-    }
-
-    /// Whether `point` is a regression whose first night is among the series' last `within`.
-    pub fn recent_regression(&self, point: &ChangePoint, within: usize) -> bool {
-        self.regression(point) && point.index + within >= self.series.points.len()
-    }
-
-    /// The nightly gate: the series' newest change point is a regression starting within the last `within` runs.
-    pub fn gates(&self, within: usize) -> bool {
-        matches!(&self.points, Ok(points) if points.last().is_some_and(|p| self.recent_regression(p, within)))
-    }
-}
-
-/// The change points of every series of a history that `keep` keeps, in the history's order; the series are
-/// scanned on `threads` threads (each series by one).
-pub fn of_history(
-    history: BTreeMap<NightlyKey, Series>,
-    keep: impl Fn(&NightlyKey) -> bool,
-    threads: usize,
-) -> Vec<SeriesChanges> {
-    // Calibrations (`benchhost calibrate`) measure the machine's noise, not the code: not scanned.
-    let calibration = |key: &NightlyKey| {
-        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&key.variant)
-            .is_ok_and(|v| v.contains_key(crate::analysis::calibrate::MARK))
-    };
-    let kept: Vec<(NightlyKey, Series)> =
-        history.into_iter().filter(|(key, _)| keep(key) && !calibration(key)).collect();
-    let scan = |(key, series): (NightlyKey, Series)| {
-        let nights: Vec<Night> = series.points.iter().map(night).collect();
-        SeriesChanges { points: change_points(&nights), key, series }
-    };
-    crate::in_order::map_in_order(kept, threads, scan)
-}
-
-/// A value as the scan reads it: its log and standard error, and its doubts (a value of 0 or below has no
-/// log: doubtful).
-fn night(point: &Point) -> Night {
-    let log_value = point.value.max(f64::MIN_POSITIVE).ln();
-    Night { log_value, log_se: f64::from(point.log_se), doubtful: point.doubtful || point.value <= 0.0 }
-}
-
-/// The change points of `nights` (in run order), or why there can be none.
-pub fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
+/// The change points of `nights` (in run order), or why there can be none, with the nights `forced` (indices)
+/// as boundaries: at each, the left window restarts, so no change point is found across it. They are not change
+/// points themselves.
+pub fn change_points_with(nights: &[Night], forced: &[usize]) -> Result<Vec<ChangePoint>, TooShort> {
     let usable = nights.iter().filter(|n| !n.doubtful).count();
     if usable < 2 * MIN_SIDE {
         return Err(TooShort::Nights(usable, 2 * MIN_SIDE));
@@ -137,6 +81,10 @@ pub fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
     let n = nights.len();
     let (mut found, mut start, mut k, mut windows) = (Vec::new(), 0, MIN_SIDE, Windows::default());
     while k + MIN_SIDE <= n {
+        if let Some(&f) = forced.iter().filter(|&&f| start < f && f <= k).max() {
+            (start, k) = (f, k.max(f + MIN_SIDE));
+            continue;
+        }
         if window_z(nights, start, k, &mut windows).abs() < Z {
             k += 1;
             continue;
@@ -151,14 +99,20 @@ pub fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
         found.push(ChangePoint { index: at, z, p: p_two_sided(z), ratio: 1.0, ci95: [1.0, 1.0], provisional });
         (start, k) = (at, at + MIN_SIDE);
     }
-    let bounds: Vec<usize> = found.iter().map(|c| c.index).collect();
-    for (i, point) in found.iter_mut().enumerate() {
-        let lo = if i == 0 { 0 } else { bounds[i - 1] }.max(point.index.saturating_sub(WINDOW));
-        let hi = bounds.get(i + 1).copied().unwrap_or(n).min(point.index + WINDOW);
-        (point.ratio, point.ci95) =
-            median_ratio(&usable_logs(&nights[lo..point.index]), &usable_logs(&nights[point.index..hi]));
+    let mut bounds: Vec<usize> = found.iter().map(|c| c.index).chain(forced.iter().copied()).collect();
+    bounds.sort_unstable();
+    for point in found.iter_mut() {
+        (point.ratio, point.ci95) = step_at(nights, &bounds, point.index);
     }
     Ok(found)
+}
+
+/// The step at night `at`: the ratio of the medians on either side, each side reaching at most [`WINDOW`]
+/// nights and not past the neighbouring `bounds` (sorted; `at` may be among them), and its CI95.
+pub(crate) fn step_at(nights: &[Night], bounds: &[usize], at: usize) -> (f64, [f64; 2]) {
+    let before = bounds.iter().rev().find(|&&b| b < at).copied().unwrap_or(0).max(at.saturating_sub(WINDOW));
+    let after = bounds.iter().find(|&&b| b > at).copied().unwrap_or(nights.len()).min(at + WINDOW);
+    median_ratio(&usable_logs(&nights[before..at]), &usable_logs(&nights[at..after]))
 }
 
 /// The scan's statistic at night `k`, the left side not reaching back before `start`; 0 when a side has

@@ -1,4 +1,12 @@
 use super::*;
+use crate::analysis::accepted_steps::{self, AcceptedStep, Unplaced};
+use benchhost_record::Record;
+use benchhost_record::nightly::NightlyKey;
+
+/// The change points of `nights`, no boundary forced.
+fn change_points(nights: &[Night]) -> Result<Vec<ChangePoint>, TooShort> {
+    change_points_with(nights, &[])
+}
 use crate::stats::bootstrap::Rng;
 
 /// `n` nights of log-normal noise `sigma` around 1.0, stepping by the factors in `steps` at their nights.
@@ -149,4 +157,89 @@ fn medians_by_selection_are_the_middle_or_the_mean_of_the_middle_two() {
     assert_eq!(median([3.0, 1.0, 2.0].into_iter()), 2.0);
     assert_eq!(median([4.0, 1.0, 3.0, 2.0].into_iter()), 2.5);
     assert_eq!(median(std::iter::empty()), 0.0);
+}
+
+/// A standing acknowledgement of `wal rows=1` (`time`, lower is better) accepting `decision` by `ratio` [lo, hi].
+fn acknowledgement(decision: &str, ratio: f64, ci95: [f64; 2]) -> Record {
+    serde_json::from_value(serde_json::json!({
+        "schema": 1, "bench": "wal", "kind": "acknowledgement", "variant": {"rows": 1},
+        "run": {"ts_ms": 1, "host": "h", "cpu": "c", "cores": 2, "os": "linux", "profile": "release"},
+        "acknowledgement": {"id": "a1", "metric": "time", "decision": decision, "ratio": ratio, "ci95": ci95,
+            "higher_is_better": false, "from_ts_ms": 1, "source": "verdict", "reason": "a new check", "by": "ann"}
+    }))
+    .unwrap()
+}
+
+/// The scan of `nights` with the acknowledgement `ack` holding from night `at`: (change points, accepted, unplaced).
+fn settled(nights: &[Night], ack: &Record, at: usize) -> (Vec<ChangePoint>, Vec<AcceptedStep>, Vec<Unplaced>) {
+    let points = change_points_with(nights, &[at]).unwrap();
+    accepted_steps::settle(points, nights, &[(ack, Some(at))], false)
+}
+
+#[test]
+fn an_accepted_step_is_a_boundary_not_a_change_point() {
+    let ack = acknowledgement("regressed", 1.05, [1.04, 1.06]);
+    for (seed, at) in [(1, 120), (2, 117), (3, 123)] {
+        // The acknowledgement's night at the step, or a few nights from it (the night of the verdict it accepted).
+        let history = nights(200, 0.02, &[(120, 1.05)], seed);
+        let (points, accepted, unplaced) = settled(&history, &ack, at);
+        assert_eq!((points.as_slice(), unplaced.as_slice()), (&[][..], &[][..]), "seed {seed}");
+        assert_eq!(accepted.len(), 1, "seed {seed}");
+        assert!((accepted[0].index as i64 - 120).abs() <= 3, "seed {seed}: {:?}", accepted[0].index);
+        assert!((accepted[0].ratio - 1.05).abs() < 0.02, "seed {seed}: {}", accepted[0].ratio);
+    }
+}
+
+#[test]
+fn a_later_larger_step_is_still_a_change_point_and_so_is_one_larger_than_accepted() {
+    let ack = acknowledgement("regressed", 1.05, [1.04, 1.06]);
+    let history = nights(240, 0.02, &[(100, 1.05), (170, 1.10)], 5);
+    let (points, accepted, _) = settled(&history, &ack, 100);
+    assert_eq!(accepted.iter().map(|s| s.index).collect::<Vec<_>>(), [100]);
+    assert_eq!(points.len(), 1, "{points:?}");
+    assert!((168..=172).contains(&points[0].index) && points[0].ratio > 1.05, "{points:?}");
+    // The step at the acknowledged night is 20%, where 5% [4%, 6%] was accepted: not accepted, a change point.
+    let larger = nights(200, 0.02, &[(100, 1.20)], 6);
+    let (points, accepted, unplaced) = settled(&larger, &ack, 100);
+    assert!(accepted.is_empty());
+    assert_eq!(points.iter().map(|p| p.index).collect::<Vec<_>>(), [100]);
+    assert!(unplaced[0].why.contains("is larger than the accepted x1.050 [1.040, 1.060]"), "{}", unplaced[0].why);
+}
+
+#[test]
+fn an_acknowledgement_with_no_step_near_it_says_so() {
+    let ack = acknowledgement("regressed", 1.05, [1.04, 1.06]);
+    let (points, accepted, unplaced) = settled(&nights(200, 0.02, &[], 7), &ack, 100);
+    assert!(points.is_empty() && accepted.is_empty());
+    assert!(unplaced[0].why.starts_with("no step near night 101 (x"), "{}", unplaced[0].why);
+    // An improvement where a regression was accepted is not the step accepted.
+    let (points, accepted, unplaced) = settled(&nights(200, 0.02, &[(100, 0.9)], 8), &ack, 100);
+    assert!(accepted.is_empty() && points.iter().all(|p| p.ratio < 1.0), "{points:?}");
+    assert!(unplaced[0].why.starts_with("no step near night 101"), "{}", unplaced[0].why);
+}
+
+#[test]
+fn an_acknowledgement_holds_from_the_night_of_its_commit_else_from_its_time() {
+    use benchhost_record::nightly::{Point, RunOf};
+    let point = |ts_ms: u64, commit: &str| Point {
+        ts_ms,
+        at: ts_ms,
+        value: 1.0,
+        log_se: 0.0,
+        doubtful: false,
+        run: std::sync::Arc::new(RunOf { id: None, commit: Some(commit.into()) }),
+    };
+    let points: Vec<Point> = (0..10).map(|i| point(1000 * i, &format!("{i:0>12}"))).collect();
+    let key =
+        NightlyKey { bench: "wal".into(), variant: r#"{"rows":1}"#.into(), metric: "time".into(), machine: "m".into() };
+    let mut ack = acknowledgement("regressed", 1.05, [1.04, 1.06]);
+    let a = ack.acknowledgement.as_mut().unwrap();
+    (a.from_commit, a.from_ts_ms) = (Some(format!("{:0>12}{}", 6, "ab12cd34")), 2500);
+    assert_eq!(accepted_steps::of_series(&key, &points, &[&ack]), [(&ack, Some(6))], "by its commit");
+    ack.acknowledgement.as_mut().unwrap().from_commit = Some("f00dfeedbeef".into());
+    assert_eq!(accepted_steps::of_series(&key, &points, &[&ack]), [(&ack, Some(3))], "by its time");
+    ack.acknowledgement.as_mut().unwrap().from_ts_ms = 99_999;
+    assert_eq!(accepted_steps::of_series(&key, &points, &[&ack]), [(&ack, None)], "no night after it");
+    let other = NightlyKey { metric: "bytes".into(), ..key };
+    assert!(accepted_steps::of_series(&other, &points, &[&ack]).is_empty(), "another metric");
 }

@@ -29,7 +29,7 @@ pub const TEST: &str = "ratio of estimates; CI95 from both records' CI95 (log-no
 /// kept as the newest record: a series whose last run failed must never be reported with an older number.
 pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
     let mut newest: BTreeMap<SeriesKey, &Record> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
+    for record in records.iter().filter(|r| matches!(r.kind, Kind::Measurement | Kind::Failure)) {
         let slot = newest.entry(series(record)).or_insert(record);
         if record.run.ts_ms >= slot.run.ts_ms {
             *slot = record;
@@ -125,6 +125,7 @@ fn judge(
         method: None,
         functions: Vec::new(),
         functions_explain: None,
+        accepted: None,
     };
     let (ratio, ci95) = ratio_ci(old, new);
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
@@ -202,6 +203,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         method: None,
         functions: Vec::new(),
         functions_explain: None,
+        accepted: None,
     };
     Record::verdict_on(side, verdict, note, run.clone())
 }

@@ -59,6 +59,7 @@ pub fn verdict(
         method: None,
         functions: Vec::new(),
         functions_explain: None,
+        accepted: None,
     };
     attach_functions(&mut verdict, &mut note, reference, arm);
     Some(Record::verdict_on(arm, decision::with_detectable(verdict), note, run.clone()))

@@ -202,7 +202,8 @@ pub(crate) struct CompareArgs {
     /// Append the verdict records to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
-    /// Where baseline names are looked up: baselines/ next to this stream.
+    /// Where baseline names are looked up (baselines/ next to this stream); its acknowledgements
+    /// (`benchhost accept`) count for `--fail-on`.
     #[arg(long, value_name = "FILE", default_value = RESULTS)]
     pub(crate) results: PathBuf,
     /// Print the verdict records as a JSON array instead of a table.

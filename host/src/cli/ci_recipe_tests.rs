@@ -61,15 +61,17 @@ fn the_ci_recipes_parse_and_every_benchhost_line_in_them_is_a_valid_command() {
         }
     }
     let subcommands: Vec<&str> = commands.iter().map(|argv| argv[1].as_str()).collect();
-    // Both builds of the pull request's comparison keep their links, for its code layouts.
-    assert_eq!(subcommands, ["build", "build", "run", "run", "publish", "report", "trend"]);
+    // Both builds of the pull request's comparison keep their links, for its code layouts; the nightly publishes
+    // the acknowledgements committed with the code beside its records.
+    assert_eq!(subcommands, ["build", "build", "run", "run", "publish", "publish", "report", "trend"]);
+    assert!(commands[2].contains(&"--accepted".to_string()), "the gate honours the committed acknowledgements");
     for argv in &commands {
         if let Err(e) = Cli::try_parse_from(argv) {
             panic!("{argv:?} does not parse: {e}");
         }
     }
     // The parser is not lenient: a misspelt flag in a recipe would fail this test.
-    let mut wrong = commands[6].clone();
+    let mut wrong = commands[7].clone();
     wrong.push("--within-runs".into());
     assert!(Cli::try_parse_from(&wrong).is_err());
 }

@@ -43,6 +43,13 @@ pub const TREND: &str = "Examples:
   benchhost trend nightly.jsonl 'querier.*footer_cache=warm' --metric query_time --json
   benchhost trend --warehouse warehouse/ --fail-on regression --within 3   # the nightly gate";
 
+/// `benchhost accept`.
+pub const ACCEPT: &str = "Examples:
+  benchhost accept '^wal .*compression=zstd' --results bench-results/pr.jsonl --out accepted.jsonl --reason 'a CRC check on every record (#412)'
+  benchhost run --plugin wal --against ../main/target/release --fail-on regressed --accepted accepted.jsonl
+  benchhost accept --list --results accepted.jsonl
+  benchhost accept --revoke 18f3a2c9b10-4d2 --reason 'reverted in #420' --results accepted.jsonl";
+
 /// `benchhost calibrate`.
 pub const CALIBRATE: &str = "Examples:
   benchhost calibrate --plugin wal --rounds 10

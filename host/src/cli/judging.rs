@@ -1,18 +1,19 @@
 //! Turning comparisons into output a user and a CI can act on: the noise threshold (fixed, or calibrated for
-//! the series on this host), the verdict table, the verdicts appended to the stream, and `--fail-on`.
+//! the series on this host), the verdict table, the verdicts appended to the stream, and `--fail-on`, which
+//! lets through a verdict that an acknowledgement (`benchhost accept`) covers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::analysis::calibrate;
 use crate::plan::config::parse_threshold_fraction;
 use crate::report;
-use benchhost_record::Decision;
 use benchhost_record::Record;
 use benchhost_record::sink::Sink;
+use benchhost_record::{Decision, Kind};
 
 /// Threshold used when `auto` finds no calibration.
 pub const DEFAULT_THRESHOLD: f64 = 0.03;
@@ -36,6 +37,11 @@ pub struct Judging {
     /// and would be in every ratio).
     #[arg(long)]
     pub across_machines: bool,
+    /// A results stream of acknowledgements (`benchhost accept --out FILE`, e.g. one committed with the code;
+    /// repeatable): a verdict one covers does not fail `--fail-on`, and says who accepted it and why. Those in
+    /// the stream the verdicts are appended to count as well. A FILE that does not exist holds none.
+    #[arg(long, value_name = "FILE")]
+    pub accepted: Vec<PathBuf>,
 }
 
 /// A fixed threshold or `auto`.
@@ -124,22 +130,43 @@ impl Judging {
         )
     }
 
-    /// Appends `verdicts` to `out` and applies `--fail-on`: the exit code.
+    /// Marks the verdicts that a standing acknowledgement covers, from `--accepted` and `also` (those of the
+    /// stream the verdicts go to), and says in the note of each that exceeds one by how much.
+    pub fn mark_accepted(&self, verdicts: &mut [Record], also: &[Record]) -> Result<()> {
+        let mut all: Vec<Record> = also.to_vec();
+        // A file not yet written holds none: the gate fails as it would without it.
+        for path in self.accepted.iter().filter(|p| p.exists()) {
+            let stream = benchhost_record::reader::read(path)
+                .with_context(|| format!("reading acknowledgements from {}", path.display()))?;
+            all.extend(stream.records.into_iter().map(|(_, r)| r).filter(|r| r.kind == Kind::Acknowledgement));
+        }
+        let standing = benchhost_record::standing_acknowledgements(&all);
+        crate::analysis::acknowledgements::annotate(verdicts, &standing);
+        Ok(())
+    }
+
+    /// Appends `verdicts` to `out` and applies `--fail-on` to those no acknowledgement covers: the exit code.
     pub fn record_and_gate(&self, verdicts: &[Record], out: Option<&Path>) -> Result<ExitCode> {
         if let Some(out) = out {
             Sink::append_all(out, verdicts)?;
         }
         // A series whose newest run failed has no number to pass any gate with: it always fails.
         let failed = |d: Decision| d == Decision::Failed || self.fail_on.contains(&d);
-        let gated: Vec<&Record> =
-            verdicts.iter().filter(|r| r.verdict.as_ref().is_some_and(|v| failed(v.decision))).collect();
-        if gated.is_empty() {
+        let gated = |accepted: bool| {
+            let failing = |v: &benchhost_record::Verdict| failed(v.decision) && v.accepted.is_some() == accepted;
+            verdicts.iter().filter(|r| r.verdict.as_ref().is_some_and(failing)).count()
+        };
+        let (gated, accepted) = (gated(false), gated(true));
+        if accepted > 0 {
+            eprintln!("gate: {accepted} verdicts are accepted (benchhost accept): not failing on them");
+        }
+        if gated == 0 {
             return Ok(ExitCode::SUCCESS);
         }
         let mut names: Vec<&str> = self.fail_on.iter().map(|d| d.name()).collect();
         names.push(Decision::Failed.name());
         names.dedup();
-        eprintln!("gate: {} verdicts are {}", gated.len(), names.join(" or "));
+        eprintln!("gate: {gated} verdicts are {}", names.join(" or "));
         Ok(ExitCode::from(1))
     }
 }

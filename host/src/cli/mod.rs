@@ -1,6 +1,7 @@
 //! The commands: clap's types (only here), the dispatch, and what each command does with the stages below it;
 //! `main` chooses the exit code. The only public item of the crate.
 
+mod accept;
 mod args;
 mod bisect;
 mod build;
@@ -97,6 +98,10 @@ pub(crate) enum Command {
     /// direction (--fail-on regression: the nightly gate).
     #[command(after_help = crate::cli::examples::TREND)]
     Trend(TrendArgs),
+    /// Accept an expected change, with the reason: an acknowledgement record per series and metric, which the
+    /// `--fail-on` gate, `trend` and the reports honour (a larger change still fails). --list, --revoke ID.
+    #[command(after_help = crate::cli::examples::ACCEPT)]
+    Accept(crate::cli::accept::AcceptArgs),
     /// Check results files: schema, torn or corrupt lines, duplicate records, unknown units. Exits 1 on a problem.
     #[command(after_help = crate::cli::examples::VERIFY)]
     Verify {
@@ -283,7 +288,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ThresholdArg::Auto => crate::cli::read_streams::calibrations(&args.results),
                 ThresholdArg::Fixed(_) => Vec::new(),
             };
-            let verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            let mut verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            // Acknowledgements in the stream the baselines come from, and in the one the verdicts go to.
+            let mut streams = vec![args.results.as_path()];
+            streams.extend(args.out.as_deref().filter(|out| *out != args.results));
+            let acknowledgements: Vec<_> =
+                streams.into_iter().flat_map(|s| crate::cli::read_streams::previous(s).acknowledgements).collect();
+            args.judging.mark_accepted(&mut verdicts, &acknowledgements)?;
             if args.json {
                 print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
                 return args.judging.record_and_gate(&verdicts, args.out.as_deref());
@@ -298,6 +309,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report_files(&args),
         Command::Show { files, all } => show(&files, all),
         Command::Trend(args) => crate::cli::trend::trend(&args),
+        Command::Accept(args) => crate::cli::accept::accept(&args),
         Command::Verify { files } => verify(&files),
         Command::Publish { args } => crate::cli::delegate::run("publish", &args),
         Command::Query { args } => crate::cli::delegate::run("query", &args),

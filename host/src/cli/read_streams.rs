@@ -8,11 +8,11 @@ use anyhow::Result;
 
 use crate::analysis::calibrate;
 use crate::analysis::layout_floor::Floors;
-use benchhost_record::Record;
 use benchhost_record::history::{History, Needs};
 use benchhost_record::nightly::{Nightly, NightlyKey, Series};
 use benchhost_record::reader;
 use benchhost_record::scan::{Scanned, scan};
+use benchhost_record::{Kind, Record};
 
 /// The history of `files`, with each file's skipped lines reported on stderr. A file without one readable
 /// record is an error: a report of garbage must not look like a report of nothing.
@@ -39,13 +39,14 @@ pub(crate) fn history_beside_nightly(
 }
 
 /// Every measured value of `files`, per series in run order (see [`Nightly`]): the history change points
-/// are found in.
-pub(crate) fn nightly(files: &[PathBuf]) -> Result<BTreeMap<NightlyKey, Series>> {
+/// are found in; and every acknowledgement record of them, in their order.
+pub(crate) fn nightly(files: &[PathBuf]) -> Result<(BTreeMap<NightlyKey, Series>, Vec<Record>)> {
     let mut nightly = Nightly::default();
     for file in files {
         nightly.read(file)?;
     }
-    Ok(nightly.into_sorted())
+    let acknowledgements = nightly.acknowledgements().into_iter().cloned().collect();
+    Ok((nightly.into_sorted(), acknowledgements))
 }
 
 /// The newest `n` measurement or failure records of each series in `files` (and the newest verdicts per
@@ -56,7 +57,7 @@ pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
 }
 
 /// What a run or a comparison uses of the stream it appends to: the newest record of each series, every
-/// calibration, the layout floors, and the sizes (m) instruction counts used per rig, each once, the newest
+/// calibration and acknowledgement, the layout floors, and the sizes (m) instruction counts used per rig, each once, the newest
 /// use last. Nothing when the stream does not exist, is not a regular file (a device such as /dev/full reads
 /// zeros without end) or cannot be read: a run says why when it appends.
 #[derive(Debug, Default)]
@@ -66,6 +67,8 @@ pub(crate) struct Previous {
     pub counted: Vec<(String, u64)>,
     /// The layout floors its comparisons over layouts measured.
     pub floors: Floors,
+    /// Every acknowledgement record (`benchhost accept`), standing or revoked.
+    pub acknowledgements: Vec<Record>,
 }
 
 /// See [`Previous`].
@@ -99,7 +102,11 @@ pub(crate) fn previous(path: &Path) -> Previous {
         Ok(())
     });
     match pass {
-        Ok(()) => Previous { newest: history.into_records(), calibrations, counted, floors },
+        Ok(()) => {
+            let (acknowledgements, newest) =
+                history.into_records().into_iter().partition(|r| r.kind == Kind::Acknowledgement);
+            Previous { newest, calibrations, counted, floors, acknowledgements }
+        }
         Err(_) => Previous::default(),
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::analysis::change_points;
+use crate::analysis::series_changes;
 use crate::cli::args::{Format, ReportArgs};
 use crate::cli::read_streams;
 use crate::cli::streamed::{self, Output};
@@ -107,10 +107,12 @@ fn read_with_changes(
     files: &[PathBuf],
     needs: Needs,
     args: &ReportArgs,
-) -> Result<(benchhost_record::history::History, Vec<change_points::SeriesChanges>)> {
+) -> Result<(benchhost_record::history::History, Vec<series_changes::SeriesChanges>)> {
     let wanted = !args.no_change_points && args.source.warehouse.is_none();
     let (history, values) = read_streams::history_beside_nightly(files, needs, wanted)?;
-    let changes = values.map(|values| change_points::of_history(values, |_| true, scan::threads()));
+    let acknowledgements: Vec<benchhost_record::Record> = history.acknowledgements().into_iter().cloned().collect();
+    let standing = benchhost_record::standing_acknowledgements(&acknowledgements);
+    let changes = values.map(|values| series_changes::of_history(values, |_| true, &standing, scan::threads()));
     Ok((history, changes.unwrap_or_default()))
 }
 

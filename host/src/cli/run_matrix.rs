@@ -146,6 +146,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     if let Some(old) = &old {
         verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
     }
+    args.judging.mark_accepted(&mut verdicts, &previous.acknowledgements)?;
     if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
         code = ExitCode::from(1);
     }

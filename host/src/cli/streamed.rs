@@ -112,7 +112,11 @@ pub(crate) fn csv(files: &[PathBuf], out: &mut Output) -> Result<()> {
     let mut places: Vec<(u64, u32, u64, u32)> = Vec::new();
     for (index, file) in files.iter().enumerate() {
         let map = |entry: reader::Entry| {
-            (entry.record.kind != Kind::Verdict).then_some((entry.record.run.ts_ms, entry.offset, entry.len as u32))
+            matches!(entry.record.kind, Kind::Measurement | Kind::Failure).then_some((
+                entry.record.run.ts_ms,
+                entry.offset,
+                entry.len as u32,
+            ))
         };
         scan::each_record(file, map, |place| {
             places.extend(place.map(|(ts, offset, len)| (ts, index as u32, offset, len)));

@@ -9,11 +9,13 @@ use anyhow::{Result, bail};
 use regex::Regex;
 use serde_json::{Value, json};
 
-use crate::analysis::change_points::{self, ChangePoint, SeriesChanges};
+use crate::analysis::change_points::{self, ChangePoint};
+use crate::analysis::series_changes::{self, SeriesChanges};
 use crate::cli::args::TrendArgs;
 use crate::cli::read_streams;
 use crate::report::trend::label;
 use crate::run::output::print;
+use benchhost_record::standing_acknowledgements;
 
 pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
     let (files, filter) = files_and_filter(&args.inputs, args.source.warehouse.is_some())?;
@@ -26,12 +28,14 @@ pub(crate) fn trend(args: &TrendArgs) -> Result<ExitCode> {
         scratch = Some(file);
     }
     let all: Vec<PathBuf> = files.iter().cloned().chain(scratch.as_ref().map(|f| f.path().to_owned())).collect();
-    let found = change_points::of_history(
-        read_streams::nightly(&all)?,
+    let (history, acknowledgements) = read_streams::nightly(&all)?;
+    let found = series_changes::of_history(
+        history,
         |key| {
             args.metric.as_ref().is_none_or(|m| *m == key.metric)
                 && filter.as_ref().is_none_or(|f| f.is_match(&label(key)))
         },
+        &standing_acknowledgements(&acknowledgements),
         benchhost_record::scan::threads(),
     );
     if found.is_empty() {
@@ -79,11 +83,11 @@ fn direction(found: &SeriesChanges, point: &ChangePoint) -> &'static str {
 
 fn table(found: &[SeriesChanges], within: usize) -> String {
     let mut out = String::new();
-    let (mut points, mut short, mut recent) = (0, Vec::new(), 0);
+    let (mut points, mut short, mut recent, mut accepted) = (0, Vec::new(), 0, 0);
     for f in found {
         match &f.points {
             Err(why) => short.push(format!("{} ({}, {}): {why}", label(&f.key), f.key.metric, f.key.machine)),
-            Ok(found_points) if found_points.is_empty() => {}
+            Ok(found_points) if found_points.is_empty() && f.accepted.is_empty() && f.unplaced.is_empty() => {}
             Ok(found_points) => {
                 out += &format!(
                     "{} · {} · {} nights on {}\n",
@@ -93,33 +97,55 @@ fn table(found: &[SeriesChanges], within: usize) -> String {
                     f.key.machine
                 );
                 for p in found_points {
-                    let at = &f.series.points[p.index];
                     points += 1;
                     recent += usize::from(f.recent_regression(p, within));
-                    out += &format!(
-                        "  night {} (run {}, commit {}): x{:.4} [{:.4}, {:.4}], p {:.1e}, {}{}\n",
-                        p.index,
-                        at.run.id.as_deref().unwrap_or("-"),
-                        at.run.commit.as_deref().unwrap_or("-"),
-                        p.ratio,
-                        p.ci95[0],
-                        p.ci95[1],
-                        p.p,
-                        direction(f, p),
-                        if p.provisional { " (provisional)" } else { "" }
-                    );
+                    let provisional = if p.provisional { " (provisional)" } else { "" };
+                    let night = night_line(f, p.index, p.ratio, p.ci95);
+                    out += &format!("{night}, p {:.1e}, {}{provisional}\n", p.p, direction(f, p));
                 }
+                accepted += f.accepted.len();
+                out += &acknowledged(f);
             }
+        }
+        if f.points.is_err() {
+            out += &acknowledged(f);
         }
     }
     out += &format!(
-        "{} series, {points} change points ({recent} regressions starting within the last {within} runs); a \
-         provisional one may still move or vanish, until {} nights follow it\n",
+        "{} series, {points} change points ({recent} regressions starting within the last {within} runs), \
+         {accepted} accepted steps; a provisional one may still move or vanish, until {} nights follow it\n",
         found.len(),
         change_points::SETTLED_AFTER
     );
     out += &too_short(&short, crate::run::output::verbose());
     out
+}
+
+/// The lines of a series' accepted steps, and of its acknowledgements that accepted none.
+fn acknowledged(f: &SeriesChanges) -> String {
+    let mut out = String::new();
+    for step in &f.accepted {
+        let a = step.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
+        let night = night_line(f, step.index, step.ratio, step.ci95);
+        out += &format!("{night}, {} [{}]\n", accepted_said(&step.acknowledgement), a.id);
+    }
+    for u in &f.unplaced {
+        let a = u.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
+        out += &format!("  acknowledgement {} ({}): {}\n", a.id, a.reason, u.why);
+    }
+    out
+}
+
+/// `  night N (run ID, commit C): xR [LO, HI]`: a step of the series at night `index`.
+fn night_line(f: &SeriesChanges, index: usize, ratio: f64, ci95: [f64; 2]) -> String {
+    let at = &f.series.points[index];
+    let (run, commit) = (at.run.id.as_deref().unwrap_or("-"), at.run.commit.as_deref().unwrap_or("-"));
+    format!("  night {index} (run {run}, commit {commit}): x{ratio:.4} [{:.4}, {:.4}]", ci95[0], ci95[1])
+}
+
+/// `accepted: REASON (BY, DATE)` of an acknowledgement record.
+fn accepted_said(record: &benchhost_record::Record) -> String {
+    crate::analysis::acknowledgements::accepted(record).said()
 }
 
 /// The series too short to look for change points in: one line that counts them, or with `-v` a line each.
@@ -135,13 +161,39 @@ fn too_short(short: &[String], each: bool) -> String {
 }
 
 fn as_json(found: &[SeriesChanges]) -> Value {
-    let mut points = Vec::new();
+    let (mut points, mut accepted, mut unplaced) = (Vec::new(), Vec::new(), Vec::new());
     let mut series = Vec::new();
     for f in found {
         let variant: Value = serde_json::from_str(&f.key.variant).unwrap_or(Value::Null);
         let base = json!({"bench": f.key.bench, "variant": variant, "metric": f.key.metric, "machine": f.key.machine});
         let mut entry = base.clone();
         entry["nights"] = json!(f.series.points.len());
+        entry["accepted"] = json!(f.accepted.len());
+        for step in &f.accepted {
+            let at = &f.series.points[step.index];
+            let a = step.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
+            let mut row = base.clone();
+            for (k, v) in [
+                ("index", json!(step.index)),
+                ("run", json!(at.run.id)),
+                ("commit", json!(at.run.commit)),
+                ("ratio", json!(step.ratio)),
+                ("ci95", json!(step.ci95)),
+                ("id", json!(a.id)),
+                ("reason", json!(a.reason)),
+                ("by", json!(a.by)),
+                ("ts_ms", json!(step.acknowledgement.run.ts_ms)),
+            ] {
+                row[k] = v;
+            }
+            accepted.push(row);
+        }
+        for u in &f.unplaced {
+            let a = u.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
+            let mut row = base.clone();
+            (row["id"], row["reason"], row["why"]) = (json!(a.id), json!(a.reason), json!(u.why));
+            unplaced.push(row);
+        }
         match &f.points {
             Err(why) => entry["reason"] = json!(why.to_string()),
             Ok(found_points) => {
@@ -167,7 +219,7 @@ fn as_json(found: &[SeriesChanges]) -> Value {
         }
         series.push(entry);
     }
-    json!({"change_points": points, "series": series})
+    json!({"change_points": points, "accepted": accepted, "acknowledgements_without_a_step": unplaced, "series": series})
 }
 
 #[cfg(test)]

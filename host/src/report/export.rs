@@ -74,10 +74,28 @@ pub fn failure_text(record: &Record) -> String {
     format!("FAILED ({}): {}", f.map_or("unknown", |f| f.cause.as_str()), f.map_or("", |f| f.message.as_str()))
 }
 
+/// `accepted: regressed x1.050 [1.040, 1.060] of METRIC: REASON (BY, DATE) [ID]`, or what a revoke undid and why.
+pub fn acknowledgement_text(record: &Record) -> String {
+    let Some(a) = &record.acknowledgement else { return "acknowledgement".into() };
+    let said = benchhost_record::Accepted {
+        id: a.id.clone(),
+        reason: a.reason.clone(),
+        by: a.by.clone(),
+        ts_ms: record.run.ts_ms,
+    }
+    .said();
+    let change = format!("{} x{:.3} [{:.3}, {:.3}] of {}", a.decision.name(), a.ratio, a.ci95[0], a.ci95[1], a.metric);
+    match &a.revokes {
+        Some(id) => format!("revokes {id} ({change}): {}", said.trim_start_matches("accepted: ")),
+        None => format!("{said}: {change} [{}]", a.id),
+    }
+}
+
 /// CSV (RFC 4180, through the csv crate): one row per measurement record and metric, and one per failure
 /// (its `failure` column filled, no metric), oldest run first.
 pub fn csv(records: &[Record]) -> String {
-    let mut rows: Vec<&Record> = records.iter().filter(|r| r.kind != Kind::Verdict).collect();
+    let mut rows: Vec<&Record> =
+        records.iter().filter(|r| matches!(r.kind, Kind::Measurement | Kind::Failure)).collect();
     rows.sort_by_key(|r| r.run.ts_ms);
     let mut out = CSV_HEADER.to_string();
     for record in rows {
@@ -95,7 +113,7 @@ pub fn csv_rows(r: &Record) -> String {
     let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     let run = [r.run.id.clone().unwrap_or_default(), r.run.commit.clone().unwrap_or_default(), r.run.ts_ms.to_string()];
     match r.kind {
-        Kind::Verdict => {}
+        Kind::Verdict | Kind::Acknowledgement => {}
         Kind::Failure => {
             let failure = r.failure.as_ref().map(|f| format!("{}: {}", f.cause, f.message)).unwrap_or_default();
             let empty = || String::new();

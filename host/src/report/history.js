@@ -46,10 +46,11 @@
         out += `<circle cx="${x[k]}" cy="${y[per * k]}" r="1.8" fill="#4269d0"/>`;
       });
     });
-    // Change points: a dashed line on their metric's panel, red for a regression, green for an improvement.
-    (chart.marks || []).forEach(([i, v, text, bad]) => {
-      const top = PANEL * i, x = LEFT + v, colour = bad ? "#d62728" : "#2ca02c";
-      out += `<line class="change" x1="${x}" y1="${top + 2}" x2="${x}" y2="${top + PANEL - 2}" stroke="${colour}" ` +
+    // Change points: a dashed line on their metric's panel, red for a regression, green for an improvement,
+    // blue for a step an acknowledgement accepted.
+    (chart.marks || []).forEach(([i, v, text, bad, accepted]) => {
+      const top = PANEL * i, x = LEFT + v, colour = accepted ? "#1f77b4" : bad ? "#d62728" : "#2ca02c";
+      out += `<line class="${accepted ? "change accepted" : "change"}" x1="${x}" y1="${top + 2}" x2="${x}" y2="${top + PANEL - 2}" stroke="${colour}" ` +
         `stroke-width="1.5" stroke-dasharray="3 2"><title>${esc(text)}</title></line>` +
         `<text x="${x + 3}" y="${top + 10}" fill="${colour}">${esc(text.split(" ")[0])}</text>`;
     });

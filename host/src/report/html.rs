@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::analysis::change_points::SeriesChanges;
+use crate::analysis::series_changes::SeriesChanges;
 use crate::report::html_text::{anchor, esc};
 use benchhost_record::history::{Group, History, Needs};
 use benchhost_record::{Decision, Kind, Record, SeriesKey};

@@ -42,6 +42,9 @@ pub fn html(groups: &[Group<'_>]) -> String {
 </section>\n"
 }
 
+/// The colour of an accepted change, in the forest and on the history charts.
+pub(crate) const ACCEPTED: &str = "#1f77b4";
+
 /// One group's table: a row per verdict, under an axis.
 fn forest(verdicts: &[&Record]) -> String {
     let reach = reach(verdicts);
@@ -54,9 +57,14 @@ fn forest(verdicts: &[&Record]) -> String {
         let Some(v) = &record.verdict else { continue };
         let (bench, name) = (esc(&record.bench), esc(name.trim()));
         let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+        // An accepted row says so on hover, and names its acknowledgement for tools.
+        let accepted = v
+            .accepted
+            .as_ref()
+            .map_or(String::new(), |a| format!(" data-accepted=\"{}\" title=\"{}\"", esc(&a.id), esc(&a.said())));
         let _ = writeln!(
             out,
-            "<tr class=\"forest-row\" data-decision=\"{}\"><td class=\"series\"><a href=\"#{}\">{bench}</a> {name}</td><td>{}</td>\
+            "<tr class=\"forest-row\" data-decision=\"{}\"{accepted}><td class=\"series\"><a href=\"#{}\">{bench}</a> {name}</td><td>{}</td>\
 <td>{}</td><td class=\"change\">{}</td><td>{}</td><td style=\"color:{}\">{}</td></tr>",
             v.decision.name(),
             crate::report::html_text::anchor(&record.bench),
@@ -64,7 +72,7 @@ fn forest(verdicts: &[&Record]) -> String {
             row(v, reach),
             esc(&change(v)).replacen(" [", "<br><small>[", 1).replacen(']', "]</small>", 1),
             esc(&detectable),
-            colour(v.decision),
+            colour(v),
             esc(&decision_text(v))
         );
     }
@@ -135,7 +143,7 @@ fn row(v: &Verdict, reach: f64) -> String {
             let _ = write!(svg, "<path class=\"detectable\" d=\"M{x:.1},2V6M{x:.1},12V16\" stroke=\"#7a4fb0\"/>");
         }
     }
-    let colour = colour(v.decision);
+    let colour = colour(v);
     if let Some([lo, hi]) = v.ci95.filter(|c| c[0] > 0.0 && c[1] > 0.0) {
         let _ = write!(
             svg,
@@ -163,9 +171,13 @@ fn row(v: &Verdict, reach: f64) -> String {
     format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\">{svg}</svg>")
 }
 
-/// A decision's colour: regressions red, improvements green, the undecided amber, `no_change` grey.
-fn colour(decision: Decision) -> &'static str {
-    match decision {
+/// A verdict's colour: regressions red, improvements green, the undecided amber, `no_change` grey, and a change
+/// an acknowledgement covers blue, whichever way it went.
+fn colour(v: &Verdict) -> &'static str {
+    if v.accepted.is_some() {
+        return ACCEPTED;
+    }
+    match v.decision {
         Decision::Regressed | Decision::Failed => "#c0392b",
         Decision::Improved => "#2e8b57",
         Decision::Inconclusive | Decision::Undefined => "#d68910",

@@ -75,7 +75,7 @@ pub fn history_chart(group: &Group, label: &str, marks: &[Mark]) -> String {
         .iter()
         .filter_map(|m| {
             let panel = panels.iter().position(|(name, _)| **name == m.metric)?;
-            Some(serde_json::json!([panel, x(m.ts_ms.clamp(t0, t1)), m.text, m.bad]))
+            Some(serde_json::json!([panel, x(m.ts_ms.clamp(t0, t1)), m.text, m.bad, m.accepted]))
         })
         .collect();
     let chart = serde_json::json!({ "x": shared, "from": date(t0), "to": date(t1), "panels": data, "marks": marked });

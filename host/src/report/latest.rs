@@ -29,7 +29,7 @@ pub fn latest_table(history: &History) -> String {
                 .into_iter()
                 .map(|(m, _, _)| group.trend.get(m).map_or(String::new(), |p| trend(p)))
                 .collect(),
-            Kind::Failure | Kind::Verdict => Vec::new(),
+            Kind::Failure | Kind::Verdict | Kind::Acknowledgement => Vec::new(),
         };
         let cells = [
             (i + 1).to_string(),

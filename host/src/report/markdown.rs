@@ -75,7 +75,7 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
 /// Measurement and failure records per series, oldest first: the newest decides what a report says.
 fn history(records: &[Record]) -> BTreeMap<SeriesKey, Vec<&Record>> {
     let mut series: BTreeMap<SeriesKey, Vec<&Record>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.kind != Kind::Verdict) {
+    for record in records.iter().filter(|r| matches!(r.kind, Kind::Measurement | Kind::Failure)) {
         series.entry(benchhost_record::series(record)).or_default().push(record);
     }
     for runs in series.values_mut() {

@@ -42,6 +42,7 @@ pub fn records_table(records: &[&Record]) -> String {
 pub(crate) fn result(record: &Record) -> String {
     match record.kind {
         Kind::Failure => crate::report::export::failure_text(record),
+        Kind::Acknowledgement => crate::report::export::acknowledgement_text(record),
         Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
         Kind::Measurement => {
             let mut lines: Vec<String> = metrics_shown(record)

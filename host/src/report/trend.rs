@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::analysis::change_points::{ChangePoint, SETTLED_AFTER, SeriesChanges};
+use crate::analysis::accepted_steps::AcceptedStep;
+use crate::analysis::change_points::{ChangePoint, SETTLED_AFTER};
+use crate::analysis::series_changes::SeriesChanges;
 use crate::report::format::plain;
 use crate::report::html_text::{date, esc};
 use benchhost_record::nightly::NightlyKey;
@@ -27,7 +29,7 @@ pub fn markdown(found: &[SeriesChanges]) -> String {
     }
     let mut out = String::from("## Change points\n\n");
     let with_points: Vec<&SeriesChanges> =
-        found.iter().filter(|f| f.points.as_ref().is_ok_and(|p| !p.is_empty())).collect();
+        found.iter().filter(|f| f.points.as_ref().is_ok_and(|p| !p.is_empty()) || !f.accepted.is_empty()).collect();
     if with_points.is_empty() {
         let _ = writeln!(out, "None in the history of {scanned} series.");
         return out;
@@ -35,28 +37,34 @@ pub fn markdown(found: &[SeriesChanges]) -> String {
     out.push_str("| Series | Metric | From night | Run | Commit | Change | CI95 | p | |\n|---|---|---|---|---|---|---|---|---|\n");
     for f in with_points {
         for p in f.points.as_ref().expect("kept above") {
-            let at = &f.series.points[p.index];
             let what = if f.regression(p) { "regression" } else { "improvement" };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} of {} | {} | {} | {:+.1}% | [{:+.1}%, {:+.1}%] | {:.1e} | {what}{} |",
-                label(&f.key).replace('|', "\\|"),
-                f.key.metric,
-                p.index,
-                f.series.points.len(),
-                at.run.id.as_deref().unwrap_or("-"),
-                at.run.commit.as_deref().unwrap_or("-"),
-                100.0 * (p.ratio - 1.0),
-                100.0 * (p.ci95[0] - 1.0),
-                100.0 * (p.ci95[1] - 1.0),
-                p.p,
-                if p.provisional { " (provisional)" } else { "" }
-            );
+            let provisional = if p.provisional { " (provisional)" } else { "" };
+            let _ = writeln!(out, "{} {:.1e} | {what}{provisional} |", row(f, p.index, p.ratio, p.ci95), p.p);
+        }
+        for step in &f.accepted {
+            let said = crate::analysis::acknowledgements::accepted(&step.acknowledgement).said();
+            let _ = writeln!(out, "{} - | {} |", row(f, step.index, step.ratio, step.ci95), said.replace('|', "\\|"));
         }
     }
     let _ =
         writeln!(out, "\nA provisional change point may still move or vanish until {SETTLED_AFTER} nights follow it.");
     out
+}
+
+/// A row of the Markdown section up to its p column: series, metric, night, run, commit, change and CI95.
+fn row(f: &SeriesChanges, index: usize, ratio: f64, ci95: [f64; 2]) -> String {
+    let at = &f.series.points[index];
+    format!(
+        "| {} | {} | {index} of {} | {} | {} | {:+.1}% | [{:+.1}%, {:+.1}%] |",
+        label(&f.key).replace('|', "\\|"),
+        f.key.metric,
+        f.series.points.len(),
+        at.run.id.as_deref().unwrap_or("-"),
+        at.run.commit.as_deref().unwrap_or("-"),
+        100.0 * (ratio - 1.0),
+        100.0 * (ci95[0] - 1.0),
+        100.0 * (ci95[1] - 1.0),
+    )
 }
 
 /// Change points the HTML page lists at its top, newest first.
@@ -73,6 +81,8 @@ pub struct Mark {
     pub text: String,
     /// A regression.
     pub bad: bool,
+    /// A step an acknowledgement accepted (`benchhost accept`).
+    pub accepted: bool,
 }
 
 /// The marks of each series' history chart, by series (bench, canonical variant).
@@ -84,10 +94,36 @@ pub fn marks(found: &[SeriesChanges]) -> BTreeMap<(String, String), Vec<Mark>> {
             ts_ms: f.series.points[p.index].ts_ms,
             text: words(f, p),
             bad: f.regression(p),
+            accepted: false,
         };
         marks.entry((f.key.bench.clone(), f.key.variant.clone())).or_default().push(mark);
     }
+    for f in found {
+        for step in &f.accepted {
+            let mark = Mark {
+                metric: f.key.metric.clone(),
+                ts_ms: f.series.points[step.index].ts_ms,
+                text: accepted_words(f, step),
+                bad: (step.ratio > 1.0) != f.series.higher_is_better,
+                accepted: true,
+            };
+            marks.entry((f.key.bench.clone(), f.key.variant.clone())).or_default().push(mark);
+        }
+    }
     marks
+}
+
+/// `accepted +5.0% from run n120 (commit 000000000120): REASON (BY, DATE)`.
+fn accepted_words(f: &SeriesChanges, step: &AcceptedStep) -> String {
+    let at = &f.series.points[step.index];
+    let said = crate::analysis::acknowledgements::accepted(&step.acknowledgement).said();
+    format!(
+        "accepted {:+.1}% from run {} (commit {}): {}",
+        100.0 * (step.ratio - 1.0),
+        at.run.id.as_deref().unwrap_or("-"),
+        at.run.commit.as_deref().unwrap_or("-"),
+        said.trim_start_matches("accepted: ")
+    )
 }
 
 /// The page's list of the newest change points, or nothing when there is none.

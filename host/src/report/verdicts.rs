@@ -224,11 +224,16 @@ pub(crate) fn change(v: &benchhost_record::Verdict) -> String {
     }
 }
 
-/// A verdict's decision, with its reason when it has one (`undefined: both values are 0 ...`).
+/// A verdict's decision, with its reason when it has one (`undefined: both values are 0 ...`) and who accepted it
+/// when an acknowledgement covers it (`regressed, accepted: a new check (ann, 2026-12-07)`).
 pub(crate) fn decision_text(v: &benchhost_record::Verdict) -> String {
-    match (&v.reason, v.decision) {
+    let decision = match (&v.reason, v.decision) {
         (Some(why), benchhost_record::Decision::Undefined) => format!("undefined: {why}"),
         _ => v.decision.name().to_string(),
+    };
+    match &v.accepted {
+        Some(accepted) => format!("{decision}, {}", accepted.said()),
+        None => decision,
     }
 }
 

@@ -5,6 +5,7 @@
 mod support;
 
 mod abi;
+mod accept;
 mod authoring;
 mod bisect;
 mod cli;

@@ -117,30 +117,112 @@ fn the_markdown_report_lists_the_change_points_after_the_newest_runs() {
     assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("Change points"));
 }
 
-#[test]
-fn the_html_report_marks_each_change_point_and_lists_the_newest_first() {
-    let Some(browser) = crate::html::chromium() else {
+/// The HTML report of `inputs` in `sandbox`, rendered by `browser`: the page as written, and the part of the DOM
+/// its script drew (before the script itself); the render must succeed without a script error.
+fn rendered(sandbox: &Sandbox, browser: &std::path::Path, inputs: &[&str]) -> (String, String) {
+    sandbox.cmd().arg("report").args(inputs).args(["--format", "html", "--out", "r.html"]).assert().success();
+    let page = sandbox.path().join("r.html");
+    let url = format!("file://{}#all", page.display());
+    let dom =
+        crate::html::headless(browser, &sandbox.path().join("profile")).args(["--dump-dom", &url]).output().unwrap();
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
+    let rendered = String::from_utf8_lossy(&dom.stdout);
+    let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
+    (std::fs::read_to_string(&page).unwrap(), drawn.to_string())
+}
+
+/// Chromium, which CI provides; `None` (the test skipped, and saying so) elsewhere without it.
+fn browser() -> Option<std::path::PathBuf> {
+    let found = crate::html::chromium();
+    if found.is_none() {
         assert!(std::env::var_os("CI").is_none(), "CI must provide chromium (.ci/run installs it)");
         eprintln!("skipped: no chromium (apt-get install chromium)");
-        return;
-    };
+    }
+    found
+}
+
+#[test]
+fn the_html_report_marks_each_change_point_and_lists_the_newest_first() {
+    let Some(browser) = browser() else { return };
     let sandbox = Sandbox::new();
     history(&sandbox);
-    let args = ["report", "nightly.jsonl", "--format", "html", "--out", "r.html"];
-    sandbox.cmd().args(args).assert().success();
-    let page = sandbox.path().join("r.html");
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (html, drawn) = rendered(&sandbox, &browser, &["nightly.jsonl"]);
     let list = html.split("Newest change points (2 of 2)").nth(1).unwrap_or_else(|| panic!("{html}"));
     let (querier, wal) = (list.find("querier rows=1000").unwrap(), list.find("wal rows=1000").unwrap());
     assert!(querier < wal, "the newer change first: {list}");
-
-    let url = format!("file://{}#all", page.display());
-    let dom =
-        crate::html::headless(&browser, &sandbox.path().join("profile")).args(["--dump-dom", &url]).output().unwrap();
-    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
-    let rendered = String::from_utf8_lossy(&dom.stdout);
-    let (drawn, _script) = rendered.split_once("<script>").expect("the page's script");
     assert_eq!(drawn.matches("class=\"change\"").count(), 2, "a line per change point");
     assert_eq!(drawn.matches("stroke=\"#d62728\"").count(), 2, "both are regressions, drawn red");
-    assert!(!String::from_utf8_lossy(&dom.stderr).contains("Uncaught"), "no script errors");
+}
+
+/// Accepts wal's newest change point in `nightly.jsonl` (night 120, +8%) into `acks.jsonl`.
+fn accept_wal_step(sandbox: &Sandbox) {
+    let args = ["accept", "^wal rows=1000$", "--results", "nightly.jsonl", "--out", "acks.jsonl"];
+    sandbox.cmd().args(args).args(["--reason", "fsync on every batch (#400)", "--by", "ann"]).assert().success();
+}
+
+#[test]
+fn an_accepted_step_is_reported_as_accepted_and_a_later_regression_still_gates() {
+    let sandbox = Sandbox::new();
+    history(&sandbox);
+    let gate = ["--fail-on", "regression", "--within", "100"];
+    sandbox.cmd().args(["trend", "nightly.jsonl", "wal"]).args(gate).assert().code(1);
+    accept_wal_step(&sandbox);
+    let (acks, _) = sandbox.records("acks.jsonl");
+    let a = acks[0].acknowledgement.as_ref().unwrap();
+    assert_eq!((acks.len(), a.source.as_str(), a.metric.as_str()), (1, "change_point", "roundtrip_time"));
+    let night = a.from_commit.as_deref().unwrap().parse::<u64>().unwrap();
+    assert!((119..=121).contains(&night), "the step's first night: {a:?}");
+
+    // The step is a boundary, reported as accepted on every later run, and the gate passes.
+    let out = sandbox.cmd().args(["trend", "nightly.jsonl", "acks.jsonl", "--json"]).assert().success();
+    let json: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let benches: Vec<&str> =
+        json["change_points"].as_array().unwrap().iter().map(|p| p["bench"].as_str().unwrap()).collect();
+    assert_eq!(benches, ["querier"], "wal's step is no change point any more");
+    let accepted = json["accepted"].as_array().unwrap();
+    assert_eq!(accepted.len(), 1, "{accepted:?}");
+    assert_eq!((accepted[0]["bench"].as_str(), accepted[0]["index"].as_u64()), (Some("wal"), Some(night)));
+    assert_eq!(
+        (accepted[0]["reason"].as_str(), accepted[0]["by"].as_str()),
+        (Some("fsync on every batch (#400)"), Some("ann"))
+    );
+    let passed = sandbox.cmd().args(["trend", "nightly.jsonl", "acks.jsonl", "wal"]).args(gate).assert().success();
+    let text = String::from_utf8_lossy(&passed.get_output().stdout).into_owned();
+    assert!(text.contains(&format!("night {night} (run n{night}, commit {night:0>12}): x1.0")), "{text}");
+    assert!(text.contains("accepted: fsync on every batch (#400) (ann, "), "{text}");
+
+    // Forty nights later wal is 10% slower again: a change point of its own, and the gate fails on it.
+    let mut more = std::fs::read_to_string(sandbox.path().join("nightly.jsonl")).unwrap();
+    for night in 200..260 {
+        more +=
+            &line("wal", "h", night, "roundtrip_time", false, noisy(if night < 220 { 108.0 } else { 119.0 }, night));
+    }
+    sandbox.write("nightly.jsonl", &more);
+    let failed =
+        sandbox.cmd().args(["trend", "nightly.jsonl", "acks.jsonl", "wal", "--json"]).args(gate).assert().code(1);
+    let json: Value = serde_json::from_slice(&failed.get_output().stdout).unwrap();
+    let points: Vec<u64> =
+        json["change_points"].as_array().unwrap().iter().map(|p| p["index"].as_u64().unwrap()).collect();
+    assert!(points.len() == 1 && (218..=222).contains(&points[0]), "{points:?}");
+    assert_eq!(json["accepted"].as_array().unwrap().len(), 1, "the accepted step stays accepted");
+
+    // The Markdown report lists it with its reason.
+    let out = sandbox.cmd().args(["report", "nightly.jsonl", "acks.jsonl", "--format", "md"]).assert().success();
+    let md = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let row = md.lines().find(|l| l.starts_with("| wal rows=1000 | roundtrip_time |") && l.contains("accepted"));
+    assert!(row.is_some_and(|r| r.contains("| accepted: fsync on every batch (#400) (ann, 20")), "{md}");
+}
+
+#[test]
+fn the_html_report_marks_an_accepted_step_in_its_own_colour() {
+    let Some(browser) = browser() else { return };
+    let sandbox = Sandbox::new();
+    history(&sandbox);
+    accept_wal_step(&sandbox);
+    let (_, drawn) = rendered(&sandbox, &browser, &["nightly.jsonl", "acks.jsonl"]);
+    assert_eq!(drawn.matches("class=\"change accepted\"").count(), 1, "wal's accepted step");
+    assert_eq!(drawn.matches("class=\"change\"").count(), 1, "querier's change point");
+    assert_eq!(drawn.matches("stroke=\"#1f77b4\"").count(), 1, "drawn blue");
+    assert!(drawn.contains("accepted +"), "its label and hover say accepted");
 }
