@@ -148,3 +148,46 @@ fn accept_refuses_bad_input_in_one_line_and_writes_nothing() {
     let (acks, _) = sandbox.records("acks.jsonl");
     assert_eq!(acks[0].acknowledgement.as_ref().unwrap().from_commit, Some(git(&["rev-parse", "HEAD"])));
 }
+
+/// A wal measurement of `compression=zstd rows=1000` at `ns` a round trip (±0.5%), from run `id` at `ts`.
+fn wal_line(ts: u64, id: &str, ns: f64) -> String {
+    format!(
+        r#"{{"schema":1,"bench":"wal","kind":"measurement","run":{{"ts_ms":{ts},"id":"{id}","host":"h","cpu":"c","cores":2,"os":"linux/x86_64","profile":"release"}},"variant":{{"compression":"zstd","rows":1000}},"metrics":{{"roundtrip_time":{{"value":{ns},"unit":"ns","higher_is_better":false,"ci95":[{},{}],"n":30}}}}}}"#,
+        ns * 0.995,
+        ns * 1.005
+    ) + "\n"
+}
+
+#[test]
+fn the_ci_recipes_acceptance_turns_its_failing_gate_into_a_passing_one() {
+    // The recipe's own `accept` line (docs/src/ci.md), run as a user runs it on the job's artifact.
+    let recipe = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/ci.md"));
+    let recipe = recipe.unwrap();
+    let line = recipe.lines().find(|l| l.contains("benchhost accept")).expect("ci.md accepts a change");
+    let mut words: Vec<String> = Vec::new();
+    for (i, part) in line.split('\'').enumerate() {
+        match i % 2 {
+            1 => words.push(part.to_string()),
+            _ => words.extend(part.split_whitespace().map(str::to_owned)),
+        }
+    }
+    assert!(words[0].ends_with("benchhost") && words[1] == "accept", "{words:?}");
+    let sandbox = Sandbox::new();
+    sandbox.write("base.jsonl", &wal_line(1, "a", 1_000_000.0));
+    sandbox.write("branch.jsonl", &wal_line(2, "b", 1_050_000.0));
+    std::fs::create_dir(sandbox.path().join("bench-results")).unwrap();
+    // The job: its gate (which names the committed acknowledgements) fails on the 5% regression.
+    let job = ["compare", "base.jsonl", "branch.jsonl", "--out", "bench-results/pr.jsonl"];
+    sandbox.cmd().args(job).args(GATE).assert().code(1);
+    // The author accepts it with the recipe's line, and the job passes: the verdict says why.
+    sandbox.cmd().args(&words[1..]).args(["--by", "ann"]).assert().success();
+    let again = ["compare", "base.jsonl", "branch.jsonl", "--out", "pr2.jsonl"];
+    let passed = sandbox.cmd().args(again).args(GATE).assert().success();
+    assert!(stderr(&passed).contains("gate: 1 verdicts are accepted"));
+    let (verdicts, _) = sandbox.records("pr2.jsonl");
+    let v = verdicts[0].verdict.as_ref().unwrap();
+    assert_eq!(
+        (v.decision, v.accepted.as_ref().map(|a| a.reason.as_str())),
+        (Decision::Regressed, Some("a CRC check on every record (#412)"))
+    );
+}
