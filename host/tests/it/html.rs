@@ -171,3 +171,27 @@ fn a_day_later(stream: &str) -> String {
     }
     out
 }
+
+#[test]
+fn the_charts_of_the_committed_runs_are_labelled_at_round_numbers() {
+    let sandbox = Sandbox::new();
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    let mut cmd = sandbox.cmd();
+    cmd.args(["report", "--format", "html", "--out", "report.html"]).args(committed_streams(&results));
+    cmd.assert().success();
+    let html = std::fs::read_to_string(sandbox.path().join("report.html")).unwrap();
+    // Every y-axis label (right-aligned left of the plot): 1, 2 or 5 times a power of ten, or a multiple of one,
+    // so at most two significant digits ("1.5 ms", "2,000,000 rows/s"; regression: "581,487 rows/s").
+    let labels: Vec<&str> = html
+        .split("text-anchor=\"end\">")
+        .skip(1)
+        .filter_map(|rest| rest.split("</text>").next())
+        .filter(|label| label.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert!(labels.len() > 50, "the committed runs draw many axes: {}", labels.len());
+    for label in &labels {
+        let number: String = label.split(' ').next().unwrap().chars().filter(|c| c.is_ascii_digit()).collect();
+        let significant = number.trim_start_matches('0').trim_end_matches('0');
+        assert!(significant.len() <= 2, "`{label}` is not a round number");
+    }
+}
