@@ -32,6 +32,8 @@ pub fn quantity(value: f64, unit: &str) -> String {
             format!("{} {unit}", grouped(&format!("{value:.0}")))
         }
         _ if COUNTS.contains(&unit) => format!("{} {unit}", trimmed(sig(value))),
+        // A share in [0, 1] (`Metric::share`, the querier's `sort_kept`) reads as a percentage: `100%`, not `1.000 ratio`.
+        "ratio" => format!("{}%", trimmed(sig(100.0 * value))),
         _ => format!("{} {unit}", sig(value)),
     }
 }
@@ -119,7 +121,12 @@ mod tests {
         assert_eq!(quantity(12.25, "ns"), "12.25 ns");
         assert_eq!(quantity(2_500_000_000.0, "ns"), "2.500 s");
         assert_eq!(quantity(390_007.3, "records/s"), "390,007 records/s");
-        assert_eq!(quantity(0.5, "ratio"), "0.5000 ratio");
+        // A share reads as a percentage (regression: `sort_kept` read `1.000 ratio`).
+        assert_eq!(
+            (quantity(0.5, "ratio"), quantity(1.0, "ratio"), quantity(0.0, "ratio")),
+            ("50%".into(), "100%".into(), "0%".into())
+        );
+        assert_eq!(quantity(2.0 / 3.0, "ratio"), "66.67%");
     }
 
     #[test]
