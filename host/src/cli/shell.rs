@@ -24,7 +24,8 @@ pub fn man(command: clap::Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The command-line reference of `command` in Markdown (`docs/src/cli.md`): each visible command's long help.
+/// The command-line reference of `command` in Markdown (`docs/src/cli.md`): each visible command's long help,
+/// the global options (`-q`, `-v`) said once, in the first.
 pub fn markdown(mut command: clap::Command) -> String {
     command.build();
     let mut out = String::from(
@@ -32,8 +33,23 @@ pub fn markdown(mut command: clap::Command) -> String {
          --lib cli_reference` rewrites it. -->\n\n",
     );
     out.push_str(&format!("```text\n{}\n```\n", command.render_long_help().to_string().trim_end()));
+    let globals: Vec<String> =
+        command.get_arguments().filter(|a| a.is_global_set()).map(|a| a.get_id().to_string()).collect();
+    let names: Vec<String> = command
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .filter_map(|a| a.get_long())
+        .map(|l| format!("`--{l}`"))
+        .collect();
+    out.push_str(&format!("\n{} (above) work with every command, and are not repeated below.\n", names.join(" and ")));
     for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
-        let help = sub.clone().render_long_help().to_string();
+        let mut sub = sub.clone();
+        for id in &globals {
+            if sub.get_arguments().any(|a| a.get_id() == id.as_str()) {
+                sub = sub.mut_arg(id.as_str(), |a| a.hide(true));
+            }
+        }
+        let help = sub.render_long_help().to_string();
         out.push_str(&format!("\n## {}\n\n```text\n{}\n```\n", sub.get_name(), help.trim_end()));
     }
     out
