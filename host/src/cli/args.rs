@@ -292,9 +292,23 @@ pub(crate) struct TrendArgs {
     /// Exit 1 when a series' newest change point is a regression starting within the last --within runs.
     #[arg(long, value_name = "regression", value_parser = ["regression"])]
     pub(crate) fail_on: Option<String>,
-    /// Runs counted as recent by --fail-on.
-    #[arg(long, value_name = "K", default_value = "5")]
+    /// Runs counted as recent by --fail-on: the step's first night among the last K. The scan sees a step once
+    /// 5 nights follow it, so K is at least 5 (5: the first night that shows it; 8: the first four).
+    #[arg(long, value_name = "K", default_value = "5", value_parser = parse_within)]
     pub(crate) within: usize,
+}
+
+/// `--within K`, refused under the nights a step needs after it to be seen: a gate that could never fail.
+fn parse_within(text: &str) -> Result<usize, String> {
+    let least = crate::analysis::change_points::MIN_SIDE;
+    let k: usize = text.parse().map_err(|_| format!("`{text}` is not a number of runs"))?;
+    match k >= least {
+        true => Ok(k),
+        false => Err(format!(
+            "the scan sees a step once {least} nights follow it, so a regression is never within the last {k} runs \
+             and the gate would never fail; give {least} or more"
+        )),
+    }
 }
 
 /// The formats of `benchhost report` (plain comments on the variants: doc comments would turn `--help`'s

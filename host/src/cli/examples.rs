@@ -41,7 +41,7 @@ pub const COMPARE: &str = "Examples:
 pub const TREND: &str = "Examples:
   benchhost trend nightly.jsonl                  # the stream a nightly job appends to
   benchhost trend nightly.jsonl 'querier.*footer_cache=warm' --metric query_time --json
-  benchhost trend --warehouse warehouse/ --fail-on regression --within 3   # the nightly gate";
+  benchhost trend --warehouse warehouse/ --fail-on regression --within 8   # the nightly gate";
 
 /// `benchhost accept`.
 pub const ACCEPT: &str = "Examples:

@@ -79,6 +79,15 @@ fn trend_finds_each_change_with_its_run_and_direction_and_gates_on_a_recent_regr
     let args = ["trend", "nightly.jsonl", "wal", "--fail-on", "regression", "--within", "8"];
     sandbox.cmd().args(args).assert().success();
 
+    // A gate that could never fail is refused: the scan needs 5 nights after a step to see it.
+    let never =
+        sandbox.cmd().args(["trend", "nightly.jsonl", "--fail-on", "regression", "--within", "3"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&never.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("--within <K>") && stderr.contains("the gate would never fail; give 5 or more"),
+        "{stderr}"
+    );
+
     let missing = sandbox.cmd().args(["trend", "nightly.jsonl", "--metric", "nosuch"]).assert().failure();
     let stderr = String::from_utf8_lossy(&missing.get_output().stderr).into_owned();
     assert_eq!(stderr.trim(), "error: no series with metric `nosuch` matched", "the metric is named");
