@@ -130,23 +130,23 @@ def kafka_mode():
 
 
 def open_loop():
-    """The open-loop tails of the committed runs: the WAL's group commit at each rate, Kafka's two topologies."""
-    parts = []
+    """The open-loop tails of the committed runs, a row per arm: the WAL's group commit at each rate, Kafka's two
+    topologies; then Kafka's verdict on its p99."""
+    rows = ["| open loop | rate | p90, corrected / uncorrected | p99, corrected / uncorrected |", "|---|---|---|---|"]
     wal = [r for r in newest_measurements("wal_log.jsonl", "wal_log") if r["variant"].get("rate")]
     for r in sorted(wal, key=lambda r: -r["variant"]["rate"]):
         m = {k: v["value"] for k, v in r["metrics"].items()}
-        parts.append(f"the WAL at {r['variant']['rate']:,.0f}/s p99 {micros(m['p99_append_us'])} corrected against "
-                     f"{micros(m['p99_append_us_uncorrected'])} uncorrected, p90 {micros(m['p90_append_us'])} "
-                     f"against {micros(m['p90_append_us_uncorrected'])}")
+        rows.append(f"| the WAL | {r['variant']['rate']:,.0f}/s | {micros(m['p90_append_us'])} / "
+                    f"{micros(m['p90_append_us_uncorrected'])} | {micros(m['p99_append_us'])} / "
+                    f"{micros(m['p99_append_us_uncorrected'])} |")
     kafka = [r for r in newest_measurements("kafka_topology.jsonl", "kafka_topology") if r["variant"].get("rate")]
-    tails = " and ".join(f"{micros(r['metrics']['p99_e2e_us']['value'])} ({r['variant']['mode']})"
-                         for r in sorted(kafka, key=lambda r: r["variant"]["mode"]))
-    rate = kafka[0]["variant"]["rate"] if kafka else 0
+    for r in sorted(kafka, key=lambda r: r["variant"]["mode"]):
+        rows.append(f"| Kafka, `mode={r['variant']['mode']}` | {r['variant']['rate']:,.0f}/s | – | "
+                    f"{micros(r['metrics']['p99_e2e_us']['value'])} |")
     p99 = [r["verdict"] for r in verdicts("kafka_topology.jsonl", "kafka_topology")
            if r["variant"].get("rate") and r["verdict"].get("metric") == "p99_e2e_us"]
-    verdict = f", split against perthread on p99 x{p99[-1]['ratio']:.3f} `{p99[-1]['decision']}`" if p99 else ""
-    parts.append(f"Kafka at {rate:,.0f}/s p99 {tails}{verdict}")
-    return "; ".join(parts)
+    verdict = f"\n\nSplit against perthread on Kafka's p99: x{p99[-1]['ratio']:.3f}, `{p99[-1]['decision']}`." if p99 else ""
+    return "\n".join(rows) + verdict
 
 
 def rigs_proof_headline():
