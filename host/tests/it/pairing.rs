@@ -82,14 +82,18 @@ fn run_style_arms_alternate_whole_runs_in_one_process_by_default() {
 fn a_run_style_duel_whose_processes_disagree_gets_more_of_them() {
     // Arms 0.4% apart whose every run draws its pause anew, up to 40% longer: ten processes leave the CI95
     // wider than ±1.5% and across the ±3% band, so the duel adds four processes at a time, up to 18 (they take
-    // milliseconds, well within a run-style duel's 50 s).
+    // milliseconds, well within a run-style duel's 50 s). Mostly all 18; on a loaded machine (the rest of the
+    // suite beside it) 14 once decided it (regression: a CI run read x0.92 at 14 and this asserted 18 exactly).
     let arms = "params = { records = 1000, pause_us = 2000 }\nmatrix = { jitter_pct = [40, 41] }";
     let records = arms_of("conveyor", arms, &["--interleave"]);
     let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
     let method = verdict.method.unwrap();
-    assert_eq!((method.mode.as_str(), method.processes), ("alternate_runs", 18), "{:?}", records.last().unwrap().note);
+    let note = records.last().unwrap().note.clone();
+    assert_eq!(method.mode, "alternate_runs");
+    assert!([14, 18].contains(&method.processes), "10 planned, then 4 more at a time: {} ({note:?})", method.processes);
     for r in &records[..2] {
-        assert_eq!(r.metrics["records_per_s"].n, Some(18), "each arm's record counts the added processes");
+        let n = r.metrics["records_per_s"].n;
+        assert_eq!(n, Some(method.processes), "each arm's record counts the added processes");
     }
 }
 
