@@ -88,7 +88,7 @@ pub(crate) fn accept(args: &AcceptArgs) -> Result<ExitCode> {
     };
     Sink::append_all(&out, &written)?;
     for record in &written {
-        eprintln!("{} {}: {}", record.bench, series_words(record), crate::report::export::acknowledgement_text(record));
+        eprintln!("{}: {}", series_label(record), crate::report::export::acknowledgement_text(record));
     }
     eprintln!("{} acknowledgement records appended to {}", written.len(), out.display());
     Ok(ExitCode::SUCCESS)
@@ -101,7 +101,7 @@ fn accepted_changes(args: &AcceptArgs, pattern: &str, run: &RunInfo) -> Result<V
     let filter =
         Regex::new(pattern).map_err(|e| anyhow::anyhow!("PATTERN `{pattern}` is not a regular expression: {e}"))?;
     let records: Vec<Record> = reader::read(&args.results)?.records.into_iter().map(|(_, r)| r).collect();
-    let named = |r: &&Record| filter.is_match(format!("{} {}", r.bench, series_words(r)).trim_end());
+    let named = |r: &&Record| filter.is_match(&series_label(r));
     let series: Vec<&Record> = records.iter().filter(|r| r.kind != Kind::Acknowledgement).filter(named).collect();
     if series.is_empty() {
         bail!("PATTERN `{pattern}` names no series of {}", args.results.display());
@@ -272,16 +272,14 @@ fn list(all: &[Record]) -> String {
             && !standing.iter().any(|s| std::ptr::eq(*s, record));
         let state = if revoked { " (revoked)" } else { "" };
         let text = crate::report::export::acknowledgement_text(record);
-        out += &format!("{} {}{state}: {text}\n", record.bench, series_words(record));
+        out += &format!("{}{state}: {text}\n", series_label(record));
     }
     out
 }
 
-/// `k=v k=v` of a record's variant.
-fn series_words(record: &Record) -> String {
-    let words: Vec<String> =
-        record.variant.iter().map(|(k, v)| format!("{k}={}", crate::report::format::plain(v))).collect();
-    words.join(" ")
+/// `bench k=v k=v` of a record's series, as `run FILTER` and `trend` match it.
+fn series_label(record: &Record) -> String {
+    crate::report::trend::label_of(&record.bench, &record.variant)
 }
 
 /// The full hash of `rev` and its commit time (ms), or a one-line refusal when it is not a commit.

@@ -77,13 +77,7 @@ pub fn failure_text(record: &Record) -> String {
 /// `accepted: regressed x1.050 [1.040, 1.060] of METRIC: REASON (BY, DATE) [ID]`, or what a revoke undid and why.
 pub fn acknowledgement_text(record: &Record) -> String {
     let Some(a) = &record.acknowledgement else { return "acknowledgement".into() };
-    let said = benchhost_record::Accepted {
-        id: a.id.clone(),
-        reason: a.reason.clone(),
-        by: a.by.clone(),
-        ts_ms: record.run.ts_ms,
-    }
-    .said();
+    let said = crate::analysis::acknowledgements::accepted(record).said();
     let change = format!("{} x{:.3} [{:.3}, {:.3}] of {}", a.decision.name(), a.ratio, a.ci95[0], a.ci95[1], a.metric);
     match &a.revokes {
         Some(id) => format!("revokes {id} ({change}): {}", said.trim_start_matches("accepted: ")),

@@ -16,8 +16,13 @@ use benchhost_record::nightly::NightlyKey;
 /// `bench k=v k=v`, as `run FILTER` sees a cell.
 pub fn label(key: &NightlyKey) -> String {
     let variant: BTreeMap<String, Value> = serde_json::from_str(&key.variant).unwrap_or_default();
+    label_of(&key.bench, &variant)
+}
+
+/// [`label`] of a bench and its variant.
+pub fn label_of(bench: &str, variant: &BTreeMap<String, Value>) -> String {
     let params: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={}", plain(v))).collect();
-    format!("{} {}", key.bench, params.join(" ")).trim_end().to_string()
+    format!("{bench} {}", params.join(" ")).trim_end().to_string()
 }
 
 /// The Markdown report's section: one row per change point, series by series; a line when there is none;
