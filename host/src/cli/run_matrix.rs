@@ -124,7 +124,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     warn_missed_targets(&records);
     warn_doubtful(&records);
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
-    narrate(&format!("{} cells, {failed} failed; records appended to {}\n", records.len(), sink.path().display()))?;
+    let cells = if records.len() == 1 { "1 cell".to_string() } else { format!("{} cells", records.len()) };
+    narrate(&format!("{cells}, {failed} failed; records appended to {}\n", sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
     if !args.no_previous {
         match paired {

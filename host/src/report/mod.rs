@@ -43,7 +43,7 @@ pub(crate) fn result(record: &Record) -> String {
     match record.kind {
         Kind::Failure => crate::report::export::failure_text(record),
         Kind::Acknowledgement => crate::report::export::acknowledgement_text(record),
-        Kind::Verdict => record.note.clone().unwrap_or_else(|| "verdict".into()),
+        Kind::Verdict => verdict_text(record),
         Kind::Measurement => {
             let mut lines: Vec<String> = metrics_shown(record)
                 .into_iter()
@@ -55,6 +55,21 @@ pub(crate) fn result(record: &Record) -> String {
             }
             lines.join("\n")
         }
+    }
+}
+
+/// A verdict in one line of a table: its metric, decision, ratio and CI95 (`roundtrip_time no_change: x1.0091
+/// [0.9961, 1.0223]`). How it was made (against what, over how many processes) is its note, in `report`: in a
+/// cell it made `show`'s table hundreds of characters wide.
+fn verdict_text(record: &Record) -> String {
+    let Some(v) = &record.verdict else { return record.note.clone().unwrap_or_else(|| "verdict".into()) };
+    let metric = v.metric.as_deref().unwrap_or("-");
+    match (v.ratio, v.ci95) {
+        (Some(ratio), Some([lo, hi])) => {
+            format!("{metric} {}: x{ratio:.4} [{lo:.4}, {hi:.4}]", v.decision.name())
+        }
+        (Some(ratio), None) => format!("{metric} {}: x{ratio:.4}", v.decision.name()),
+        _ => format!("{metric} {}", v.decision.name()),
     }
 }
 
@@ -141,5 +156,8 @@ mod tests {
         );
         let table = verdicts_table(&verdicts.iter().collect::<Vec<_>>());
         assert!(table.contains("rows=20") && !table.contains("codec=zstd"), "{table}");
+        // regression: `show` put each verdict's whole note in its cell, 330 characters wide.
+        let shown = result(&verdicts[0]);
+        assert_eq!(shown, "t no_change: x1.0000 [1.0000, 1.0000]", "{:?}", verdicts[0].note);
     }
 }
