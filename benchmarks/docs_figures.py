@@ -10,7 +10,7 @@ usage: python3 benchmarks/docs_figures.py           # rewrite every span in plac
        python3 benchmarks/docs_figures.py --check   # exit 1 naming each span that is stale or unknown
        python3 benchmarks/docs_figures.py --show NAME
 """
-import argparse, collections, datetime, glob, json, os, re, statistics, subprocess, sys
+import argparse, collections, datetime, glob, json, math, os, re, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -149,6 +149,32 @@ def open_loop():
     return "\n".join(rows) + verdict
 
 
+def layout_calibration():
+    """Whether each cell's intervals over layouts are as wide as they should be: z = the log ratio over its
+    standard error (the CI95's half-width over its t quantile) spreads as Student's t on the interval's degrees of
+    freedom when the interval is calibrated, less when it is conservative, more when it is too narrow."""
+    # t(0.975) on the degrees of freedom of an interval over `pairs` layout pairs (crate::analysis::duel):
+    # under 7 pairs their plain mean (pairs - 1), from 7 Yuen's 20% trimmed mean (pairs - 2 * cut - 1).
+    t975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+    rows = ["| cell | layout pairs | comparisons | CI95 missed 1 | spread of z | a calibrated interval's |",
+            "|---|---|---|---|---|---|"]
+    for cell, proof in load("layout-proof.json").items():
+        runs = [c for c in proof.get("aa", []) if c.get("pairs") and c.get("ratio")]
+        if not runs:
+            continue
+        pairs = runs[0]["pairs"]
+        df = pairs - 1 if pairs < 7 else pairs - 2 * int(pairs * 0.2) - 1
+        zs = []
+        for c in runs:
+            lo, hi = c["ci95"]
+            half = (math.log(hi) - math.log(lo)) / 2
+            zs.append(math.log(c["ratio"]) / (half / t975[df]) if half > 0 else 0.0)
+        missed = sum(not (c["ci95"][0] <= 1 <= c["ci95"][1]) for c in runs)
+        rows.append(f"| {cell} | {pairs} | {len(runs)} | {missed} | {statistics.pstdev(zs):.2f} | "
+                    f"{math.sqrt(df / (df - 2)):.2f} (t, {df} df) |")
+    return "\n".join(rows)
+
+
 def rigs_proof_headline():
     """The README's table: each rig's proof row, condensed."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -239,6 +265,7 @@ FIGURES = {
     "rigs-proof": script("benchmarks/rigs_proof.py", "--table", "results/rigs-proof.json"),
     "rigs-proof-headline": rigs_proof_headline,
     "layout-proof": script("benchmarks/layout_proof.py", "--table", "results/layout-proof.json"),
+    "layout-calibration": layout_calibration,
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,
     "instructions-proof": script("benchmarks/harness/instructions.py", "--table", "results/instructions-proof.json"),
