@@ -59,18 +59,22 @@ pub(crate) fn result(record: &Record) -> String {
 }
 
 /// A verdict in one line of a table: its metric, decision, ratio and CI95 (`roundtrip_time no_change: x1.0091
-/// [0.9961, 1.0223]`). How it was made (against what, over how many processes) is its note, in `report`: in a
-/// cell it made `show`'s table hundreds of characters wide.
+/// [0.9961, 1.0223]`), or why it has no ratio, and whether an acknowledgement covers it. How it was made
+/// (against what, over how many processes) is its note, in `report`: in a cell it made `show`'s table hundreds
+/// of characters wide.
 fn verdict_text(record: &Record) -> String {
     let Some(v) = &record.verdict else { return record.note.clone().unwrap_or_else(|| "verdict".into()) };
-    let metric = v.metric.as_deref().unwrap_or("-");
-    match (v.ratio, v.ci95) {
-        (Some(ratio), Some([lo, hi])) => {
-            format!("{metric} {}: x{ratio:.4} [{lo:.4}, {hi:.4}]", v.decision.name())
-        }
-        (Some(ratio), None) => format!("{metric} {}: x{ratio:.4}", v.decision.name()),
-        _ => format!("{metric} {}", v.decision.name()),
+    let said = format!("{} {}", v.metric.as_deref().unwrap_or("-"), v.decision.name());
+    let mut text = match (v.ratio, v.ci95, &v.reason) {
+        (Some(ratio), Some([lo, hi]), _) => format!("{said}: x{ratio:.4} [{lo:.4}, {hi:.4}]"),
+        (Some(ratio), None, _) => format!("{said}: x{ratio:.4}"),
+        (None, _, Some(reason)) => format!("{said}: {reason}"),
+        (None, _, None) => said,
+    };
+    if let Some(accepted) = &v.accepted {
+        text += &format!(" (accepted: {})", accepted.reason);
     }
+    text
 }
 
 /// One row per verdict: bench, variant, metric, change with CI95, the smallest change it would have caught
@@ -159,5 +163,15 @@ mod tests {
         // regression: `show` put each verdict's whole note in its cell, 330 characters wide.
         let shown = result(&verdicts[0]);
         assert_eq!(shown, "t no_change: x1.0000 [1.0000, 1.0000]", "{:?}", verdicts[0].note);
+        let mut undefined = verdicts[0].clone();
+        let v = undefined.verdict.as_mut().unwrap();
+        (v.ratio, v.reason) = (None, Some("the baseline is 0".into()));
+        v.accepted = Some(benchhost_record::Accepted {
+            id: "a1".into(),
+            reason: "a new check".into(),
+            by: "Ann".into(),
+            ts_ms: 1,
+        });
+        assert_eq!(result(&undefined), "t no_change: the baseline is 0 (accepted: a new check)");
     }
 }
