@@ -73,6 +73,21 @@ def fleet():
     return "\n".join(rows)
 
 
+def history_1m_costs():
+    """A sentence's worth of history-scale: three commands over the year of 1M records."""
+    c = load("history-scale.json")["sizes"]["1M"]["commands"]
+    return (f"`show` takes {seconds(c['show']['s'])}, `report --format html` {seconds(c['report html']['s'])} "
+            f"and `verify` {seconds(c['verify']['s'])}")
+
+
+def fleet_garage():
+    """A sentence's worth of the fleet: one publisher and eight, on Garage and on s3s-fs."""
+    s3s, garage = (load(f)["configs"] for f in ("warehouse-fleet.json", "warehouse-fleet-garage.json"))
+    return (f"publishing 100,000 records took {seconds(garage['1']['wall_s'])} from one machine "
+            f"({seconds(s3s['1']['wall_s'])} on CI's s3s-fs) and {seconds(garage['8']['wall_s'])} from eight at once, "
+            f"where s3s-fs took {seconds(s3s['8']['wall_s'])}")
+
+
 def counts_twice():
     c = load("counts-twice.json")
     return f"{c['same'] + c['differ']} cells counted twice, {c['same']} equal to the last digit"
@@ -281,6 +296,8 @@ FIGURES = {
     "bisect-proof": bisect_proof,
     "history-scale": history_scale,
     "fleet": fleet,
+    "fleet-garage": fleet_garage,
+    "history-1m-costs": history_1m_costs,
     "counts-twice": counts_twice,
     "open-loop-stall": open_loop_stall,
     "open-loop": open_loop,
