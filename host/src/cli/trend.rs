@@ -172,27 +172,25 @@ fn as_json(found: &[SeriesChanges]) -> Value {
         for step in &f.accepted {
             let at = &f.series.points[step.index];
             let a = step.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
-            let mut row = base.clone();
-            for (k, v) in [
-                ("index", json!(step.index)),
-                ("run", json!(at.run.id)),
-                ("commit", json!(at.run.commit)),
-                ("ratio", json!(step.ratio)),
-                ("ci95", json!(step.ci95)),
-                ("id", json!(a.id)),
-                ("reason", json!(a.reason)),
-                ("by", json!(a.by)),
-                ("ts_ms", json!(step.acknowledgement.run.ts_ms)),
-            ] {
-                row[k] = v;
-            }
-            accepted.push(row);
+            accepted.push(with_fields(
+                &base,
+                [
+                    ("index", json!(step.index)),
+                    ("run", json!(at.run.id)),
+                    ("commit", json!(at.run.commit)),
+                    ("ratio", json!(step.ratio)),
+                    ("ci95", json!(step.ci95)),
+                    ("id", json!(a.id)),
+                    ("reason", json!(a.reason)),
+                    ("by", json!(a.by)),
+                    ("ts_ms", json!(step.acknowledgement.run.ts_ms)),
+                ],
+            ));
         }
         for u in &f.unplaced {
             let a = u.acknowledgement.acknowledgement.as_ref().expect("acknowledgements only");
-            let mut row = base.clone();
-            (row["id"], row["reason"], row["why"]) = (json!(a.id), json!(a.reason), json!(u.why));
-            unplaced.push(row);
+            unplaced
+                .push(with_fields(&base, [("id", json!(a.id)), ("reason", json!(a.reason)), ("why", json!(u.why))]));
         }
         match &f.points {
             Err(why) => entry["reason"] = json!(why.to_string()),
@@ -200,26 +198,34 @@ fn as_json(found: &[SeriesChanges]) -> Value {
                 entry["change_points"] = json!(found_points.len());
                 for p in found_points {
                     let at = &f.series.points[p.index];
-                    let mut point = base.clone();
-                    for (k, v) in [
-                        ("index", json!(p.index)),
-                        ("run", json!(at.run.id)),
-                        ("commit", json!(at.run.commit)),
-                        ("ratio", json!(p.ratio)),
-                        ("ci95", json!(p.ci95)),
-                        ("p", json!(p.p)),
-                        ("direction", json!(if f.regression(p) { "bad" } else { "good" })),
-                        ("provisional", json!(p.provisional)),
-                    ] {
-                        point[k] = v;
-                    }
-                    points.push(point);
+                    points.push(with_fields(
+                        &base,
+                        [
+                            ("index", json!(p.index)),
+                            ("run", json!(at.run.id)),
+                            ("commit", json!(at.run.commit)),
+                            ("ratio", json!(p.ratio)),
+                            ("ci95", json!(p.ci95)),
+                            ("p", json!(p.p)),
+                            ("direction", json!(if f.regression(p) { "bad" } else { "good" })),
+                            ("provisional", json!(p.provisional)),
+                        ],
+                    ));
                 }
             }
         }
         series.push(entry);
     }
     json!({"change_points": points, "accepted": accepted, "acknowledgements_without_a_step": unplaced, "series": series})
+}
+
+/// `base` (a series' bench, variant, metric and machine) with `fields` added: one row of `--json`'s lists.
+fn with_fields<const N: usize>(base: &Value, fields: [(&str, Value); N]) -> Value {
+    let mut row = base.clone();
+    for (key, value) in fields {
+        row[key] = value;
+    }
+    row
 }
 
 #[cfg(test)]
