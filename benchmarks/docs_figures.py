@@ -190,6 +190,35 @@ def layout_calibration():
     return "\n".join(rows)
 
 
+def layout_kafka_batches():
+    """kafka_topology's A/A over layouts batch by batch (`aa_batches` says which of `aa` each holds): how the count
+    of 40 moves between batches, and with it how much the processes spread (the median absolute deviation of a
+    process's log ratio) and the intervals' median half-width."""
+    row = load("layout-proof.json")["kafka_topology"]
+    rows = ["| batch | build | `no_change` | CI95 holds 1 | processes' spread (MAD) | median CI95 half-width |",
+            "|---|---|---|---|---|---|"]
+    start = 0
+    for i, batch in enumerate(row["aa_batches"], 1):
+        runs = row["aa"][start:start + batch["comparisons"]]
+        start += batch["comparisons"]
+        logs = [x for c in runs for x in c["log_ratios"]]
+        centre = statistics.median(logs)
+        mad = statistics.median(abs(x - centre) for x in logs)
+        half = statistics.median((math.log(c["ci95"][1]) - math.log(c["ci95"][0])) / 2 for c in runs)
+        held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
+        no_change = sum(c["decision"] == "no_change" for c in runs)
+        rows.append(f"| {i}: {batch['ran']} | `{batch['build']}`, {batch['built']} | {no_change}/{len(runs)} | "
+                    f"{held}/{len(runs)} | {100 * mad:.2f}% | {100 * half:.2f}% |")
+    return "\n".join(rows)
+
+
+def layout_pooled():
+    """Every cell's A/A over layouts at once: how many CI95s held 1."""
+    runs = [c for row in load("layout-proof.json").values() for c in row.get("aa", []) if c.get("pairs")]
+    held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
+    return f"{held} of {len(runs)} comparisons ({100 * held / len(runs):.1f}%)"
+
+
 def rigs_proof_headline():
     """The README's table: each rig's proof row, condensed."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -281,6 +310,8 @@ FIGURES = {
     "rigs-proof-headline": rigs_proof_headline,
     "layout-proof": script("benchmarks/layout_proof.py", "--table", "results/layout-proof.json"),
     "layout-calibration": layout_calibration,
+    "layout-kafka-batches": layout_kafka_batches,
+    "layout-pooled": layout_pooled,
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,
     "instructions-proof": script("benchmarks/harness/instructions.py", "--table", "results/instructions-proof.json"),

@@ -24,7 +24,7 @@ spreads (as a run pools a stream's for a verdict's note).
 Parts joined by `+` (`aa1+aa`) take turns, one comparison of each in turn, so that both see the same machine.
 
 usage: python3 benchmarks/layout_proof.py [--parts builds,aa1,aa,truth,ab1,ab] [--cells wal_zstd_10k,...]
-                                          [--comparisons 40] [--out target/layout-proof]
+                                          [--comparisons 40] [--out target/layout-proof] [--build CARGO_ARGS]
        python3 benchmarks/layout_proof.py --table results/layout-proof.json
 """
 import argparse, json, math, os, shutil, statistics, subprocess, sys, time
@@ -52,16 +52,18 @@ def sh(args, env=None):
     return subprocess.run(args, check=True, capture_output=True, text=True, cwd=ROOT, env=env)
 
 
-def benchhost_build(package, spin=None):
-    """`benchhost build` of the rig's package (the slower feature with `spin` rounds): the library and its link."""
+def benchhost_build(package, spin=None, scope=("--workspace",)):
+    """`benchhost build` of `scope` (the slower feature of the rig's package with `spin` rounds): the library and
+    its link."""
     env = dict(os.environ)
     features = []
     if spin is not None:
         env["BENCHHOST_SLOWER_SPIN"] = str(spin)
         features = ["--features", f"{package}/slower"]
-    # The whole workspace every time: a package alone unifies its dependencies' features differently (arrow, or
-    # DataFusion, compiled again), and under the wrapper only the workspace's own crates are compiled again.
-    sh([BH, "build", "--workspace"] + features, env=env)
+    # The whole workspace by default: a package alone unifies its dependencies' features differently (arrow, or
+    # DataFusion, compiled again), and under the wrapper only the workspace's own crates are compiled again. A cell
+    # whose package needs no DataFusion is spared its release build by `--build "-p benchhost -p PACKAGE"`.
+    sh([BH, "build"] + list(scope) + features, env=env)
 
 
 def kept_link(lib, into):
@@ -123,16 +125,16 @@ def dirs(out, cell):
 def part_builds(cell, row, args):
     package, lib = CELLS[cell][0], CELLS[cell][1]
     d = dirs(args.out, cell)
-    benchhost_build(package)
+    benchhost_build(package, scope=args.build)
     kept_link(lib, os.path.join(d["links"], "plain"))
     for side in ("a", "b"):
         build_dir(lib, os.path.join(d["links"], "plain"), SEEDS[side], d[side])
     if cell in args.ab:
         spin = row.get("spin") or first_spin(cell, args.out)
-        benchhost_build(package, spin)
+        benchhost_build(package, spin, args.build)
         kept_link(lib, os.path.join(d["links"], "slower"))
         build_dir(lib, os.path.join(d["links"], "slower"), SEEDS["s"], d["s"])
-        benchhost_build(package)  # the plain build (and its link) back in target/release
+        benchhost_build(package, scope=args.build)  # the plain build (and its link) back in target/release
         row["spin"] = spin
 
 
@@ -249,8 +251,12 @@ def main():
     p.add_argument("--truth-rounds", type=int, default=256, help="processes of a truth run (16 a pair at 256)")
     p.add_argument("--truth-runs", type=int, default=2, help="truth runs, pooled")
     p.add_argument("--out", default=os.path.join(TARGET, "layout-proof"))
+    p.add_argument("--build", default="--workspace",
+                   help="what `benchhost build` builds: `-p benchhost -p PACKAGE` spares a cell that does not use "
+                        "DataFusion its 35-minute release build (a comparison's two sides are then still one build)")
     p.add_argument("--table")
     args = p.parse_args()
+    args.build = args.build.split()
     if args.table:
         return table(json.load(open(args.table)))
     args.ab = args.ab.split(",")
