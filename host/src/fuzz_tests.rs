@@ -110,7 +110,7 @@ proptest! {
         let config = Config::parse(Path::new("rigs.toml"), "[rig.wal]\n".into()).unwrap();
         for key in ["rows", "compression"] {
             let overrides = Overrides { sets: vec![(key.into(), value.clone())], ..Overrides::default() };
-            if let Ok(cells) = matrix::expand(&config, &wal(), &overrides) {
+            if let Ok(matrix::Matrix { cells, .. }) = matrix::expand(&config, &wal(), &overrides) {
                 prop_assert!(cells.iter().all(|c| c.params.values().all(|v| !v.is_null())), "no NaN became null");
             }
         }

@@ -255,6 +255,52 @@ mod tests {
     }
 
     #[test]
+    fn records_measured_another_way_are_another_series_whether_read_whole_or_peeked() {
+        // regression: a duel's 50 ms windows were the previous record of a plain series of 250 ms runs, and the
+        // next plain run read +341% `regressed` on identical code.
+        let plain = record(1, 10, 100.0);
+        let with = |method: Option<&str>, rounds: Option<u32>, ts: u64| {
+            let mut r = record(ts, 10, 25.0);
+            r.cell = Some(crate::CellInfo { method: method.map(str::to_string), rounds, ..Default::default() });
+            r
+        };
+        let records = [
+            plain.clone(),
+            with(Some("alternate_windows quick"), Some(10), 2),
+            with(None, Some(10), 3),
+            with(None, None, 4),
+        ];
+        let methods: Vec<String> = records.iter().map(crate::method).collect();
+        assert_eq!(methods, ["", "alternate_windows quick", "rounds", ""], "an older record with rounds: `rounds`");
+        assert_eq!(crate::series(&records[3]), crate::series(&plain), "a plain record with a cell is still plain");
+        let history = History::of(&records, Needs::newest(2));
+        let counts: Vec<(String, u64)> = history.groups().iter().map(|(k, g)| (k.series.1.clone(), g.count)).collect();
+        assert_eq!(
+            counts,
+            [
+                (r#"{"rows":10}"#.to_string(), 2),
+                (r#"{"rows":10} alternate_windows quick"#.to_string(), 1),
+                (r#"{"rows":10} rounds"#.to_string(), 1)
+            ]
+        );
+        // The same from a stream, read by the fast path that peeks at lines, and by the nightly history.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let text: String = records.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
+        std::fs::write(&path, text).unwrap();
+        let mut read = History::new(Needs::newest(2));
+        read.read(&path).unwrap();
+        let read_counts: Vec<(String, u64)> =
+            read.groups().iter().map(|(k, g)| (k.series.1.clone(), g.count)).collect();
+        assert_eq!(read_counts, counts);
+        let mut nightly = crate::nightly::Nightly::default();
+        nightly.read(&path).unwrap();
+        let keys: Vec<(String, String)> = nightly.into_sorted().into_keys().map(|k| (k.variant, k.method)).collect();
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        assert!(keys.iter().all(|(variant, _)| variant == r#"{"rows":10}"#), "the variant stays JSON: {keys:?}");
+    }
+
+    #[test]
     fn verdicts_are_their_own_series_per_metric_and_logs_are_not_kept() {
         let mut failed = record(1, 10, 1.0);
         failed.kind = Kind::Failure;

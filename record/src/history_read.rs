@@ -40,10 +40,11 @@ impl History {
                 if peek.kind == Kind::Acknowledgement {
                     return false; // parsed whole: every one is kept
                 }
-                let variant = peek.variant_key();
+                let json = peek.variant_json();
                 if let (Some(nightly), Some(of)) = (nightly.as_mut(), nightly_file) {
-                    nightly.place(&peek, &variant, (of << 40) | line.line as u64);
+                    nightly.place(&peek, &json, (of << 40) | line.line as u64);
                 }
+                let variant = crate::series_variant(json, &peek.method());
                 history.place(peek, variant, line, text, file);
                 true
             },

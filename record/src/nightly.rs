@@ -29,6 +29,9 @@ pub struct NightlyKey {
     pub metric: String,
     /// `host / cpu` of the runs.
     pub machine: String,
+    /// How its records were measured (`crate::method`): a duel's windows or a quick run are not a night of
+    /// the plain series. Empty for a plain iterations-style cell.
+    pub method: String,
 }
 
 /// One measured value.
@@ -72,7 +75,7 @@ pub struct Series {
 /// Every series of the streams read.
 #[derive(Debug, Default)]
 pub struct Nightly {
-    /// Per bench, variant and machine (`bench\0variant\0machine`), its metrics' series: a record finds its own
+    /// Per bench, variant, machine and method (`bench\0variant\0machine\0method`), its metrics' series: a record finds its own
     /// without allocating a key (1M records hold ~5M values).
     groups: Groups,
     /// The groups other workers read, kept as they are until [`Nightly::into_sorted`] joins them: joined as
@@ -102,7 +105,7 @@ impl Nightly {
                 if peek.kind == Kind::Acknowledgement {
                     return false; // parsed whole, and kept
                 }
-                part.place(&peek, &peek.variant_key(), (file << 40) | line.line as u64);
+                part.place(&peek, &peek.variant_json(), (file << 40) | line.line as u64);
                 true
             },
             |part, entry| part.add(&entry.record, (file << 40) | entry.line as u64),
@@ -144,14 +147,12 @@ impl Nightly {
                 let mut parts = vec![metrics];
                 parts.extend(all[i + 1..].iter_mut().filter_map(|later| later.remove(&key)));
                 let mut names = key.split('\0').map(str::to_string);
-                let (bench, variant, machine) = (
-                    names.next().unwrap_or_default(),
-                    names.next().unwrap_or_default(),
-                    names.next().unwrap_or_default(),
-                );
+                let mut next = || names.next().unwrap_or_default();
+                let (bench, variant, machine, method) = (next(), next(), next(), next());
                 for (metric, series) in joined(parts) {
-                    let (bench, variant, machine) = (bench.clone(), variant.clone(), machine.clone());
-                    sorted.insert(NightlyKey { bench, variant, metric: metric.into(), machine }, series);
+                    let (bench, variant, machine, method) =
+                        (bench.clone(), variant.clone(), machine.clone(), method.clone());
+                    sorted.insert(NightlyKey { bench, variant, metric: metric.into(), machine, method }, series);
                 }
             }
         }
@@ -166,7 +167,7 @@ impl Nightly {
         let (run, conditions) = (&peek.run, peek.cell.as_ref().and_then(|c| c.conditions.as_ref()));
         let point = self.point(run.ts_ms, at, (run.id.as_deref(), run.commit.as_deref()), conditions, &run.profile);
         let metrics = peek.metrics.iter().map(|(name, m)| (&**name, m.value, m.higher_is_better, m.ci95));
-        self.push(&peek.bench, variant, (&run.host, &run.cpu), point, metrics);
+        self.push(&peek.bench, (variant, &peek.method()), (&run.host, &run.cpu), point, metrics);
     }
 
     /// A record the fast path could not read (parsed whole): the same, from the record.
@@ -181,7 +182,7 @@ impl Nightly {
         let point = self.point(run.ts_ms, at, (run.id.as_deref(), run.commit.as_deref()), conditions, &run.profile);
         let metrics = record.metrics.iter().map(|(name, m)| (name.as_str(), m.value, m.higher_is_better, m.ci95));
         let variant = serde_json::to_string(&record.variant).expect("variants serialize");
-        self.push(&record.bench, &variant, (&run.host, &run.cpu), point, metrics);
+        self.push(&record.bench, (&variant, &crate::method(record)), (&run.host, &run.cpu), point, metrics);
     }
 
     /// What the points of one record share: time, place, run, and whether its conditions or build (`profile`)
@@ -219,13 +220,13 @@ impl Nightly {
     fn push<'m>(
         &mut self,
         bench: &str,
-        variant: &str,
+        (variant, method): (&str, &str),
         machine: (&str, &str),
         point: Point,
         metrics: impl Iterator<Item = (&'m str, f64, bool, Option<[f64; 2]>)>,
     ) {
         self.key.clear();
-        for part in [bench, "\0", variant, "\0", machine.0, " / ", machine.1] {
+        for part in [bench, "\0", variant, "\0", machine.0, " / ", machine.1, "\0", method] {
             self.key.push_str(part);
         }
         if !self.groups.contains_key(self.key.as_str()) {

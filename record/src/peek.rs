@@ -61,6 +61,10 @@ pub(crate) struct PeekVerdict {
 pub(crate) struct PeekCell {
     #[serde(default)]
     pub conditions: Option<Conditions>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub rounds: Option<u32>,
 }
 
 impl<'a> Peek<'a> {
@@ -72,8 +76,14 @@ impl<'a> Peek<'a> {
         (peek.schema == SCHEMA).then_some((peek, text))
     }
 
-    /// The variant as canonical JSON (keys sorted): the key every reader groups a series by.
-    pub fn variant_key(&self) -> String {
+    /// The variant as canonical JSON (keys sorted).
+    pub fn variant_json(&self) -> String {
         serde_json::to_string(&self.variant).expect("variants serialize")
+    }
+
+    /// How the record was measured (`crate::method`).
+    pub fn method(&self) -> String {
+        let cell = self.cell.as_ref();
+        crate::record::method_of(self.kind, cell.and_then(|c| c.method.as_deref()), cell.and_then(|c| c.rounds))
     }
 }

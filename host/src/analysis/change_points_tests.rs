@@ -230,8 +230,13 @@ fn an_acknowledgement_holds_from_the_night_of_its_commit_else_from_its_time() {
         run: std::sync::Arc::new(RunOf { id: None, commit: Some(commit.into()) }),
     };
     let points: Vec<Point> = (0..10).map(|i| point(1000 * i, &format!("{i:0>12}"))).collect();
-    let key =
-        NightlyKey { bench: "wal".into(), variant: r#"{"rows":1}"#.into(), metric: "time".into(), machine: "m".into() };
+    let key = NightlyKey {
+        bench: "wal".into(),
+        variant: r#"{"rows":1}"#.into(),
+        metric: "time".into(),
+        machine: "m".into(),
+        method: String::new(),
+    };
     let mut ack = acknowledgement("regressed", 1.05, [1.04, 1.06]);
     let a = ack.acknowledgement.as_mut().unwrap();
     (a.from_commit, a.from_ts_ms) = (Some(format!("{:0>12}{}", 6, "ab12cd34")), 2500);

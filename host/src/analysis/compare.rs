@@ -131,7 +131,12 @@ fn judge(
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
         let note = format!("{name} undefined: {reason} ({against})");
         verdict.reason = Some(reason);
-        return Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone());
+        return Record::verdict_on(
+            after,
+            decision::with_detectable(verdict, decision::Rule::Interval),
+            note,
+            run.clone(),
+        );
     }
     verdict.decision = decide(ci95, new.higher_is_better, threshold);
     if name == benchhost_record::INSTRUCTIONS {
@@ -140,7 +145,12 @@ fn judge(
         let mut note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
         (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
         instructions::attach_functions(&mut verdict, &mut note, before, after);
-        return Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone());
+        return Record::verdict_on(
+            after,
+            decision::with_detectable(verdict, decision::Rule::Interval),
+            note,
+            run.clone(),
+        );
     }
     let note = format!(
         "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
@@ -150,7 +160,7 @@ fn judge(
         threshold * 100.0
     );
     (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
-    Record::verdict_on(after, decision::with_detectable(verdict), note, run.clone())
+    Record::verdict_on(after, decision::with_detectable(verdict, decision::Rule::Interval), note, run.clone())
 }
 
 /// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%

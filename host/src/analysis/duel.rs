@@ -281,7 +281,12 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
             }
         };
         let note = note + &one_layout(verdict.method.as_ref().and_then(|m| m.layouts.as_ref()));
-        verdicts.push(Record::verdict_on(paired.arm, decision::with_detectable(verdict), note, run.clone()));
+        verdicts.push(Record::verdict_on(
+            paired.arm,
+            decision::with_detectable(verdict, decision::Rule::Duel),
+            note,
+            run.clone(),
+        ));
     }
     verdicts
 }

@@ -62,7 +62,7 @@ pub fn verdict(
         accepted: None,
     };
     attach_functions(&mut verdict, &mut note, reference, arm);
-    Some(Record::verdict_on(arm, decision::with_detectable(verdict), note, run.clone()))
+    Some(Record::verdict_on(arm, decision::with_detectable(verdict, decision::Rule::Interval), note, run.clone()))
 }
 
 /// Functions listed under a verdict on counts.

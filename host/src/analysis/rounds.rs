@@ -164,7 +164,12 @@ fn pair(
                 )
             }
         };
-        verdicts.push(Record::verdict_on(first, decision::with_detectable(verdict), note, run.clone()));
+        verdicts.push(Record::verdict_on(
+            first,
+            decision::with_detectable(verdict, decision::Rule::Interval),
+            note,
+            run.clone(),
+        ));
     }
     verdicts
 }

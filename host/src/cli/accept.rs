@@ -90,7 +90,11 @@ pub(crate) fn accept(args: &AcceptArgs) -> Result<ExitCode> {
     for record in &written {
         eprintln!("{}: {}", series_label(record), crate::report::export::acknowledgement_text(record));
     }
-    eprintln!("{} acknowledgement records appended to {}", written.len(), out.display());
+    eprintln!(
+        "{} appended to {}",
+        crate::report::format::count(written.len(), "acknowledgement record"),
+        out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

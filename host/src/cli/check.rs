@@ -73,8 +73,11 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     }
     failed += check_layouts(plugin, &exe)?;
     let overrides = Overrides { rigs: runnable, quick: true, deadline: Some(deadline), ..Overrides::default() };
-    let cells =
-        if overrides.rigs.is_empty() { Vec::new() } else { matrix::expand(&Config::empty(), &loader, &overrides)? };
+    let cells = if overrides.rigs.is_empty() {
+        Vec::new()
+    } else {
+        matrix::expand(&Config::empty(), &loader, &overrides)?.cells
+    };
     let work_dir = WorkDir::new("check")?;
     let scratch = work_dir.path().join("check.jsonl");
     let run_info = crate::run::provenance::current();

@@ -17,8 +17,8 @@ use crate::report;
 /// The plugins and the cells of the matrix `args` names: `--config`, else `./rigs.toml`, else the rigs of
 /// `--plugin` on their defaults; sharded and filtered, each cell keeping its index in the whole matrix.
 pub(crate) fn resolve(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>)> {
-    let (loader, cells, in_matrix) = resolve_unfiltered(args)?;
-    Ok((loader, keep_matching(cells, args.filter.as_ref(), in_matrix)?))
+    let (loader, cells, whole) = resolve_unfiltered(args)?;
+    Ok((loader, keep_matching(cells, args.filter.as_ref(), &whole)?))
 }
 
 /// The matrix of `args` and what `--interleave` asks of it (`interleave`: the flag's text, empty when bare).
@@ -29,19 +29,26 @@ pub(crate) fn resolve_interleaved(
     interleave: Option<&str>,
 ) -> Result<(Loader, Vec<matrix::Cell>, Option<Interleave>)> {
     let word = args.filter.as_ref().map(|f| f.as_str()).filter(|f| f.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    let (loader, cells, in_matrix) = resolve_unfiltered(args)?;
+    let (loader, cells, whole) = resolve_unfiltered(args)?;
     if let (Some(""), Some(word)) = (interleave, word)
         && cells.iter().any(|c| c.params.contains_key(word))
     {
         let axis = Interleave::Axis { axis: word.to_string(), reference: None };
         return Ok((loader, cells, Some(axis)));
     }
-    let cells = keep_matching(cells, args.filter.as_ref(), in_matrix)?;
+    let cells = keep_matching(cells, args.filter.as_ref(), &whole)?;
     Ok((loader, cells, interleave.map(Interleave::parse)))
 }
 
-/// The plugins and the cells of `args`'s matrix, sharded, and how many cells the whole matrix has.
-fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, usize)> {
+/// What a filter is checked against: how many cells the whole matrix has, and the rigs left out of it.
+struct Whole {
+    cells: usize,
+    unbuilt: Vec<matrix::Unbuilt>,
+}
+
+/// The plugins and the cells of `args`'s matrix, sharded; rigs of the file that are not built are left out with
+/// one note naming the command that builds them.
+fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, Whole)> {
     let config = match &args.config {
         Some(path) => Config::load(path)?,
         None if Path::new("rigs.toml").exists() => Config::load(Path::new("rigs.toml"))?,
@@ -75,13 +82,27 @@ fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, u
         samples: args.samples,
         repetitions: args.repetitions,
     };
-    let mut cells = matrix::expand(&config, &loader, &overrides)?;
-    let in_matrix = cells.len();
+    let matrix::Matrix { mut cells, unbuilt } = matrix::expand(&config, &loader, &overrides)?;
+    if !unbuilt.is_empty() {
+        eprintln!(
+            "note: left out {} of {}, not built{}",
+            rig_list(&unbuilt),
+            config.path.display(),
+            matrix::build_advice(&unbuilt)
+        );
+    }
+    let whole = Whole { cells: cells.len(), unbuilt };
     if let Some(shard) = args.shard {
         cells.retain(|cell| shard.contains(cell.index));
     }
     check_sample_length(&cells, &loader)?;
-    Ok((loader, cells, in_matrix))
+    Ok((loader, cells, whole))
+}
+
+/// `rig `a`` or `rigs `a`, `b``.
+fn rig_list(unbuilt: &[matrix::Unbuilt]) -> String {
+    let names: Vec<String> = unbuilt.iter().map(|u| format!("`{}`", u.rig)).collect();
+    format!("{} {}", if names.len() == 1 { "rig" } else { "rigs" }, names.join(", "))
 }
 
 /// The cells whose label `filter` matches, or an error when none does. Cells keep their index in the whole
@@ -89,12 +110,23 @@ fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, u
 fn keep_matching(
     mut cells: Vec<matrix::Cell>,
     filter: Option<&regex::Regex>,
-    in_matrix: usize,
+    whole: &Whole,
 ) -> Result<Vec<matrix::Cell>> {
     if let Some(filter) = filter {
         cells.retain(|cell| filter.is_match(&cell.label()));
         if cells.is_empty() {
-            bail!("no cell matches `{filter}` (the matrix has {in_matrix}; `benchhost plan` lists their labels)");
+            let counted = crate::report::format::count(whole.cells, "cell");
+            let unbuilt = match whole.unbuilt.is_empty() {
+                true => String::new(),
+                false => format!(
+                    "; {} of the file, not built, might have matched{}",
+                    rig_list(&whole.unbuilt),
+                    matrix::build_advice(&whole.unbuilt)
+                ),
+            };
+            bail!(
+                "no cell matches `{filter}` (the built matrix has {counted}; `benchhost plan` lists their labels){unbuilt}"
+            );
         }
     }
     Ok(cells)

@@ -271,7 +271,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for cell in &cells {
                 print(&format!("{:>4}  {}\n", cell.index, cell.label()))?;
             }
-            print(&format!("{} cells\n", cells.len()))?;
+            print(&format!("{}\n", crate::report::format::count(cells.len(), "cell")))?;
             if let Some(found) = found {
                 print(&listing::plan_comparisons(&cells, &found.pairs))?;
                 found.notes.iter().for_each(|note| eprintln!("note: {note}"));

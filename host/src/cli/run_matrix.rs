@@ -124,7 +124,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     warn_missed_targets(&records);
     warn_doubtful(&records);
     let failed = records.iter().filter(|r| r.kind == Kind::Failure).count();
-    let cells = if records.len() == 1 { "1 cell".to_string() } else { format!("{} cells", records.len()) };
+    let cells = report::format::count(records.len(), "cell");
     narrate(&format!("{cells}, {failed} failed; records appended to {}\n", sink.path().display()))?;
     let mut code = if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS };
     if !args.no_previous {

@@ -21,6 +21,8 @@ struct Example {
     ci90: [f64; 2],
     duel: String,
     interval: String,
+    /// `±D%, ±I%`: the smallest change each rule would have called with 95% power.
+    detectable: String,
 }
 
 /// The rows of the table that follows the `<!-- decision-examples -->` marker.
@@ -39,13 +41,14 @@ fn examples(page: &str) -> Vec<Example> {
         .skip(2)
         .map(|row| {
             let cells: Vec<&str> = row.trim_matches('|').split('|').collect();
-            assert_eq!(cells.len(), 5, "ratio | CI95 | CI90 | duel | interval rule: {row}");
+            assert_eq!(cells.len(), 6, "ratio | CI95 | CI90 | duel | interval rule | detectable: {row}");
             Example {
                 ratio: cells[0].trim().parse().expect("a ratio"),
                 ci95: interval(cells[1]),
                 ci90: interval(cells[2]),
                 duel: decision(cells[3]),
                 interval: decision(cells[4]),
+                detectable: cells[5].trim().to_string(),
             }
         })
         .collect()
@@ -63,6 +66,10 @@ fn the_pages_decision_examples_are_what_both_rules_decide() {
         let by_interval = decision::decide(row.ci95, false, 0.03);
         assert_eq!(by_duel.name(), row.duel, "duel rule on {row:?}");
         assert_eq!(by_interval.name(), row.interval, "interval rule on {row:?}");
+        // regression: the guide's `detectable` examples were not what the formula gives (issue 81).
+        let shown = |rule| format!("±{:.1}%", decision::detectable(row.ci95, 0.03, rule).unwrap() * 100.0);
+        let detectable = format!("{}, {}", shown(decision::Rule::Duel), shown(decision::Rule::Interval));
+        assert_eq!(detectable, row.detectable, "detectable on {row:?}");
         duel_kinds.push(by_duel);
         interval_kinds.push(by_interval);
     }
@@ -78,8 +85,9 @@ fn the_pages_decision_examples_are_what_both_rules_decide() {
 fn a_decision_table_that_says_the_whole_ci95_for_a_duel_is_caught() {
     // regression: the page said `improved` needs the whole CI95 beyond the threshold; the duel calls x0.970
     // [0.947, 0.994] `improved` (kafka_topology's committed p90), which that rule would not.
-    let wrong = "<!-- decision-examples -->\n| ratio | CI95 | CI90 | duel | interval rule |\n|---|---|---|---|---|\n\
-                 | 0.970 | [0.947, 0.994] | [0.951, 0.990] | `inconclusive` | `inconclusive` |\n";
+    let wrong = "<!-- decision-examples -->\n| ratio | CI95 | CI90 | duel | interval rule | detectable |\n\
+                 |---|---|---|---|---|---|\n\
+                 | 0.970 | [0.947, 0.994] | [0.951, 0.990] | `inconclusive` | `inconclusive` | ±5.1%, ±7.7% |\n";
     let row = &examples(wrong)[0];
     assert_ne!(duel::decide(row.ratio, row.ci95, row.ci90, false, 0.03).name(), row.duel);
 }

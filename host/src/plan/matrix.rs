@@ -89,10 +89,35 @@ pub trait Catalog {
 
 const DEFAULT_MAX_CELLS: u64 = 10_000;
 
-/// Expands the selected rigs of `config` into cells.
-pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> Result<Vec<Cell>, ConfigError> {
+/// A rig of the config file that no plugin found provides, left out of a run that did not name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unbuilt {
+    /// Rig name.
+    pub rig: String,
+    /// The cargo command that builds it, when the source tree is known.
+    pub build: Option<String>,
+}
+
+/// The cells of a matrix, and the rigs of the file left out because they are not built.
+#[derive(Debug, Default)]
+pub struct Matrix {
+    pub cells: Vec<Cell>,
+    pub unbuilt: Vec<Unbuilt>,
+}
+
+/// Expands the selected rigs of `config` into cells, leaving out the file's rigs that no plugin provides when
+/// the command line named none (as `cargo bench FILTER` needs only the benches it runs built). A rig the
+/// command line names must be built; a name close to a loaded rig's and in no source tree is a typo, an error.
+pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> Result<Matrix, ConfigError> {
     let sets = parse_sets(&overrides.sets)?;
-    let selected = select(config, catalog, overrides)?;
+    let (selected, unbuilt) = select(config, catalog, overrides)?;
+    if selected.is_empty() {
+        let rigs: Vec<&str> = unbuilt.iter().map(|u| u.rig.as_str()).collect();
+        return Err(ConfigError {
+            location: config.path.display().to_string(),
+            message: format!("no rig of the file is built ({}){}", rigs.join(", "), build_advice(&unbuilt)),
+        });
+    }
     check_sets_apply(&sets, &selected)?;
     let max_cells = max_cells(config, overrides)?;
     let mut cells = Vec::new();
@@ -113,7 +138,42 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
             cells.push(Cell { index: cells.len(), rig: rig.clone(), params, plan, deadline, against: false });
         }
     }
-    Ok(cells)
+    Ok(Matrix { cells, unbuilt })
+}
+
+/// `; build them with `cargo build ... -p A -p B`` for the rigs whose source tree is known: one command for all,
+/// as their hints differ only in the package.
+pub fn build_advice(unbuilt: &[Unbuilt]) -> String {
+    let mut command = String::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for hint in unbuilt.iter().filter_map(|u| u.build.as_deref()) {
+        let Some((head, package)) = hint.rsplit_once(" -p ") else { continue };
+        command = head.to_string();
+        if !packages.contains(&package) {
+            packages.push(package);
+        }
+    }
+    match packages.is_empty() {
+        true => String::new(),
+        false => format!("; build {} with `{command} -p {}`", plural(packages.len()), packages.join(" -p ")),
+    }
+}
+
+fn plural(packages: usize) -> &'static str {
+    if packages == 1 { "it" } else { "them" }
+}
+
+/// Why `rig` has no descriptor: not built (and how to build it), maybe in a refused library, or unknown.
+fn not_built(rig: &str, catalog: &dyn Catalog) -> String {
+    let refused = catalog.refused();
+    match catalog.build_hint(rig) {
+        // A refused library's rigs are unknown (it was never opened): the refusal is the likely cause.
+        _ if !refused.is_empty() => {
+            format!("rig `{rig}` was not found; refused libraries may provide it: {}", refused.join("; "))
+        }
+        Some(hint) => format!("rig `{rig}` is not built; build it with `{hint}`"),
+        None => format!("unknown rig `{rig}`{}", suggest(rig, catalog.names())),
+    }
 }
 
 /// The largest matrix accepted, and where that limit was set (for errors).
@@ -140,9 +200,10 @@ fn select<'a>(
     config: &'a Config,
     catalog: &'a dyn Catalog,
     overrides: &Overrides,
-) -> Result<Selected<'a>, ConfigError> {
+) -> Result<(Selected<'a>, Vec<Unbuilt>), ConfigError> {
     let entry = |(k, e): &'a (Spanned<String>, RigEntry)| (k.get_ref().clone(), Some(k.span().start), Some(e));
-    let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if overrides.rigs.is_empty() {
+    let from_file = overrides.rigs.is_empty();
+    let wanted: Vec<(String, Option<usize>, Option<&RigEntry>)> = if from_file {
         config.rigs.iter().map(entry).collect()
     } else {
         // Each named rig with all its tables, or with its defaults when the file has none.
@@ -156,17 +217,18 @@ fn select<'a>(
             .collect()
     };
     let mut selected = Vec::new();
+    let mut unbuilt: Vec<Unbuilt> = Vec::new();
     for (name, offset, entry) in wanted {
         let Some(descriptor) = catalog.descriptor(&name) else {
-            let refused = catalog.refused();
-            let message = match catalog.build_hint(&name) {
-                // A refused library's rigs are unknown (it was never opened): the refusal is the likely cause.
-                _ if !refused.is_empty() => {
-                    format!("rig `{name}` was not found; refused libraries may provide it: {}", refused.join("; "))
+            let build = catalog.build_hint(&name);
+            let typo = build.is_none() && !suggest(&name, catalog.names()).is_empty();
+            if from_file && !typo {
+                if !unbuilt.iter().any(|u| u.rig == name) {
+                    unbuilt.push(Unbuilt { rig: name, build });
                 }
-                Some(hint) => format!("rig `{name}` is not built; build it with `{hint}`"),
-                None => format!("unknown rig `{name}`{}", suggest(&name, catalog.names())),
-            };
+                continue;
+            }
+            let message = not_built(&name, catalog);
             return Err(match offset {
                 Some(offset) => config.error_at(offset, message),
                 None => ConfigError { location: "--plugin".into(), message },
@@ -174,7 +236,7 @@ fn select<'a>(
         };
         selected.push((name, entry, descriptor));
     }
-    Ok(selected)
+    Ok((selected, unbuilt))
 }
 
 /// All parameter assignments of one rig: defaults, then fixed params, then axes, then `--set`.

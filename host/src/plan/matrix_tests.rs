@@ -39,7 +39,7 @@ fn catalog() -> Fake {
 
 fn expand_text(text: &str, overrides: &Overrides) -> Result<Vec<Cell>, String> {
     let config = Config::parse(Path::new("rigs.toml"), text.to_string()).map_err(|e| e.to_string())?;
-    expand(&config, &catalog(), overrides).map_err(|e| e.to_string())
+    expand(&config, &catalog(), overrides).map(|m| m.cells).map_err(|e| e.to_string())
 }
 
 fn err(text: &str) -> String {
@@ -92,8 +92,37 @@ fn unknown_rig_suggests_and_unbuilt_rig_says_how_to_build() {
     assert_eq!(err("[rig.wall]\n"), "rigs.toml:1:6: unknown rig `wall` (did you mean `wal`?)");
     assert_eq!(
         err("[rig.compaction]\n"),
-        "rigs.toml:1:6: rig `compaction` is not built; build it with `cargo build -p rig-compaction`"
+        "rigs.toml: no rig of the file is built (compaction); build it with `cargo build -p rig-compaction`"
     );
+    let named = Overrides { rigs: vec!["compaction".into()], ..Overrides::default() };
+    assert_eq!(
+        expand_text("", &named).unwrap_err(),
+        "--plugin: rig `compaction` is not built; build it with `cargo build -p rig-compaction`",
+        "a rig the command line names must be built"
+    );
+}
+
+#[test]
+fn rigs_of_the_file_that_are_not_built_are_left_out_and_named() {
+    // regression: the first rig of rigs.toml that was not built stopped every command, filtered or not.
+    let text = "[[rig.compaction]]\n[rig.wal]\n[rig.third_party]\n[[rig.compaction]]\n";
+    let config = Config::parse(Path::new("rigs.toml"), text.to_string()).unwrap();
+    let matrix = expand(&config, &catalog(), &Overrides::default()).unwrap();
+    assert_eq!(matrix.cells.iter().map(|c| c.rig.as_str()).collect::<Vec<_>>(), ["wal"]);
+    let unbuilt: Vec<(&str, Option<&str>)> =
+        matrix.unbuilt.iter().map(|u| (u.rig.as_str(), u.build.as_deref())).collect();
+    assert_eq!(
+        unbuilt,
+        [("compaction", Some("cargo build -p rig-compaction")), ("third_party", None)],
+        "each once, in file order; a rig of no known source tree has no command"
+    );
+    assert_eq!(build_advice(&matrix.unbuilt), "; build it with `cargo build -p rig-compaction`");
+    let two = [
+        Unbuilt { rig: "a".into(), build: Some("cargo build --release -p rig-x".into()) },
+        Unbuilt { rig: "b".into(), build: Some("cargo build --release -p rig-x".into()) },
+        Unbuilt { rig: "c".into(), build: Some("cargo build --release -p rig-y".into()) },
+    ];
+    assert_eq!(build_advice(&two), "; build them with `cargo build --release -p rig-x -p rig-y`");
 }
 
 #[test]
@@ -218,7 +247,7 @@ fn aliases_and_repeated_tables_of_one_rig() {
     fake.rigs[1].params[0] = Param::int("rows", 1000).alias("row_count");
     let text = "[[rig.wal]]\nparams = { row_count = 7 }\n[[rig.wal]]\nmatrix = { compression = [\"lz4\", \"none\"] }\n";
     let config = Config::parse(Path::new("rigs.toml"), text.to_string()).unwrap();
-    let cells = expand(&config, &fake, &Overrides { rigs: vec!["wal".into()], ..Overrides::default() }).unwrap();
+    let cells = expand(&config, &fake, &Overrides { rigs: vec!["wal".into()], ..Overrides::default() }).unwrap().cells;
     let shown: Vec<(Value, Value)> =
         cells.iter().map(|c| (c.params["rows"].clone(), c.params["compression"].clone())).collect();
     assert_eq!(shown, [(json!(7), json!("zstd")), (json!(1000), json!("lz4")), (json!(1000), json!("none"))]);
@@ -304,7 +333,9 @@ fn a_parameter_set_where_it_means_nothing_is_refused_naming_both() {
     let catalog = Fake { rigs: vec![querier] };
     let expand_with = |text: &str, sets: Vec<(String, String)>| {
         let config = Config::parse(Path::new("rigs.toml"), text.to_string()).map_err(|e| e.to_string())?;
-        expand(&config, &catalog, &Overrides { sets, ..Overrides::default() }).map_err(|e| e.to_string())
+        expand(&config, &catalog, &Overrides { sets, ..Overrides::default() })
+            .map(|m| m.cells)
+            .map_err(|e| e.to_string())
     };
     let text =
         "[rig.querier]\nmatrix = { shape = [\"lookup\", \"oldest_first\"], order = [\"unattested\", \"attested\"] }\n";

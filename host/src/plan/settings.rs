@@ -123,6 +123,7 @@ pub fn resolve(
             Some(s) => Some(crate::plan::config::parse_size(s.get_ref()).map_err(|m| at(s, m))?),
             None => None,
         },
+        quick: overrides.quick,
     };
     Ok((plan, deadline))
 }
@@ -157,6 +158,9 @@ pub struct Plan {
     /// Cap on the child's data memory in bytes (`RLIMIT_DATA`), set by the child before loading the plugin.
     #[serde(default)]
     pub memory_limit: Option<u64>,
+    /// Shortened by `--quick`: its records are another series than a full plan's (`CellInfo::method`).
+    #[serde(default)]
+    pub quick: bool,
 }
 
 /// Fewest samples before a target precision may stop sampling.
@@ -188,6 +192,7 @@ impl Plan {
             budget_ns: 0,
             resamples: DEFAULT_RESAMPLES,
             memory_limit: None,
+            quick: false,
         }
     }
 }

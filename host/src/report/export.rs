@@ -38,7 +38,8 @@ pub(crate) fn shown_variants(records: &[&Record]) -> Vec<String> {
         let variants: Vec<_> = rows.iter().map(|&i| &records[i].variant).collect();
         let (fixed, names) = short_names(&variants);
         for (&i, name) in rows.iter().zip(names) {
-            shown[i] = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
+            let name = if name.is_empty() { fixed.clone() } else { name.replace('/', " ") };
+            shown[i] = name + &super::format::method_suffix(&benchhost_record::method(records[i]));
         }
     }
     shown

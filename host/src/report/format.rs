@@ -77,6 +77,23 @@ fn trimmed(text: String) -> String {
     }
 }
 
+/// `1 cell`, `2 cells`: a count and its noun, plural when the count is not one (`noun` takes an `s`).
+pub fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
+/// ` [alternate_windows quick]`: how a series was measured, after its label, when not plainly (its records are
+/// another series than the plain ones: `benchhost_record::method`); nothing when plainly.
+pub fn method_suffix(method: &str) -> String {
+    match method.is_empty() {
+        true => String::new(),
+        false => format!(" [{method}]"),
+    }
+}
+
 /// A JSON scalar without quotes.
 pub fn plain(value: &Value) -> String {
     match value {
@@ -140,6 +157,11 @@ mod tests {
         assert_eq!(quantity(-12_345.0, "records"), "-12,345 records");
         assert_eq!(quantity(1234.4, "MB/s"), "1234 MB/s", "four digits stay together");
         assert_eq!(quantity(12_345_678.0, "ns"), "12.35 ms");
+    }
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!([count(0, "cell"), count(1, "cell"), count(2, "cell")], ["0 cells", "1 cell", "2 cells"]);
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub(crate) fn result(record: &Record) -> String {
 /// of characters wide.
 fn verdict_text(record: &Record) -> String {
     let Some(v) = &record.verdict else { return record.note.clone().unwrap_or_else(|| "verdict".into()) };
-    let said = format!("{} {}", v.metric.as_deref().unwrap_or("-"), v.decision.name());
+    let versus = compared_with(record).map_or(String::new(), |what| format!(" {what}"));
+    let said = format!("{} {}{versus}", v.metric.as_deref().unwrap_or("-"), v.decision.name());
     let mut text = match (v.ratio, v.ci95, &v.reason) {
         (Some(ratio), Some([lo, hi]), _) => format!("{said}: x{ratio:.4} [{lo:.4}, {hi:.4}]"),
         (Some(ratio), None, _) => format!("{said}: x{ratio:.4}"),
@@ -75,6 +76,26 @@ fn verdict_text(record: &Record) -> String {
         text += &format!(" (accepted: {})", accepted.reason);
     }
     text
+}
+
+/// What a verdict compared its record with, in a few words: `against ../base/target/release` (another build),
+/// `vs mode=perthread` (the reference arm: the parameters in which it differs), or `vs 1a2b3c4d5e6f` (a baseline's
+/// commit); `None` when the verdict does not say.
+pub(crate) fn compared_with(record: &Record) -> Option<String> {
+    let v = record.verdict.as_ref()?;
+    if let Some(against) = &v.against {
+        if let Some(build) = against.get("build") {
+            return Some(format!("against {}", format::plain(build)));
+        }
+        let differing: Vec<String> = against
+            .iter()
+            .filter(|(k, value)| record.variant.get(*k) != Some(*value))
+            .map(|(k, value)| format!("{k}={}", format::plain(value)))
+            .collect();
+        return (!differing.is_empty()).then(|| format!("vs {}", differing.join(" ")));
+    }
+    let commit = v.baseline.as_ref()?.commit.as_deref()?;
+    Some(format!("vs {commit}"))
 }
 
 /// One row per verdict: bench, variant, metric, change with CI95, the smallest change it would have caught
@@ -162,7 +183,18 @@ mod tests {
         assert!(table.contains("rows=20") && !table.contains("codec=zstd"), "{table}");
         // regression: `show` put each verdict's whole note in its cell, 330 characters wide.
         let shown = result(&verdicts[0]);
-        assert_eq!(shown, "t no_change: x1.0000 [1.0000, 1.0000]", "{:?}", verdicts[0].note);
+        assert_eq!(shown, "t no_change vs 00000000000a: x1.0000 [1.0000, 1.0000]", "{:?}", verdicts[0].note);
+        // regression: a verdict's line named its variant but not what it was compared with.
+        let mut paired = verdicts[0].clone();
+        paired.variant = [("mode".to_string(), Value::from("split")), ("rows".to_string(), Value::from(10))].into();
+        let v = paired.verdict.as_mut().unwrap();
+        v.baseline = None;
+        v.against =
+            Some([("mode".to_string(), Value::from("perthread")), ("rows".to_string(), Value::from(10))].into());
+        assert_eq!(result(&paired), "t no_change vs mode=perthread: x1.0000 [1.0000, 1.0000]");
+        let v = paired.verdict.as_mut().unwrap();
+        v.against = Some([("build".to_string(), Value::from("../base/target/release"))].into());
+        assert_eq!(result(&paired), "t no_change against ../base/target/release: x1.0000 [1.0000, 1.0000]");
         let mut undefined = verdicts[0].clone();
         let v = undefined.verdict.as_mut().unwrap();
         (v.ratio, v.reason) = (None, Some("the baseline is 0".into()));
@@ -172,6 +204,6 @@ mod tests {
             by: "Ann".into(),
             ts_ms: 1,
         });
-        assert_eq!(result(&undefined), "t no_change: the baseline is 0 (accepted: a new check)");
+        assert_eq!(result(&undefined), "t no_change vs 00000000000a: the baseline is 0 (accepted: a new check)");
     }
 }

@@ -13,10 +13,10 @@ use crate::report::format::plain;
 use crate::report::html_text::{date, esc};
 use benchhost_record::nightly::NightlyKey;
 
-/// `bench k=v k=v`, as `run FILTER` sees a cell.
+/// `bench k=v k=v`, as `run FILTER` sees a cell, and how it was measured when not plainly (`[alternate_windows]`).
 pub fn label(key: &NightlyKey) -> String {
     let variant: BTreeMap<String, Value> = serde_json::from_str(&key.variant).unwrap_or_default();
-    label_of(&key.bench, &variant)
+    label_of(&key.bench, &variant) + &crate::report::format::method_suffix(&key.method)
 }
 
 /// [`label`] of a bench and its variant.

@@ -91,7 +91,8 @@ pub fn run(
     let dueling: BTreeSet<usize> = kept.flat_map(|(d, _)| d.arms).collect();
     let mut records = vec![None; cells.len()];
     for &i in &dueling {
-        records[i] = Some(finish_cell(&cells[i], &per_cell[i], ctx, sink)?);
+        let mode = duels.iter().find(|d| d.arms.contains(&i)).map(|d| d.mode.name());
+        records[i] = Some(finish_cell(&cells[i], &per_cell[i], mode, ctx, sink)?);
     }
     Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
 }

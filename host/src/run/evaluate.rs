@@ -376,6 +376,8 @@ fn cell_info(cell: &Cell, child: &ChildRun, seen: &Seen<'_>) -> CellInfo {
         escaped: child.escaped.clone(),
         stats: BTreeMap::new(),
         instructions: None,
+        // How the cell was measured is known where its processes are combined (`finish::method`).
+        method: None,
     }
 }
 

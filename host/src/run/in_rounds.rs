@@ -46,7 +46,9 @@ pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<
             }
             progress.inc(1);
             if round + 1 == rounds {
-                let record = finish_cell(cell, done, ctx, sink).inspect_err(|_| progress.finish_and_clear())?;
+                let pairing = (rounds > 1).then_some("rounds");
+                let record =
+                    finish_cell(cell, done, pairing, ctx, sink).inspect_err(|_| progress.finish_and_clear())?;
                 records[i] = Some(record);
             }
         }

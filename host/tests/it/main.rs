@@ -31,6 +31,7 @@ mod pairing;
 mod refusals;
 mod review;
 mod shard;
+mod tour;
 mod transcripts;
 mod trend;
 mod trust;
