@@ -41,7 +41,7 @@ pub(crate) struct MatrixArgs {
     #[arg(long)]
     pub(crate) quick: bool,
     /// Kill a cell's child after this long, e.g. 30s [default: rigs.toml's, else 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_positive_duration)]
     pub(crate) deadline: Option<Duration>,
     /// Refuse matrices with more cells than this [default: rigs.toml's max_cells, else 10000].
     #[arg(long, value_name = "N")]
@@ -53,13 +53,13 @@ pub(crate) struct MatrixArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_fraction)]
     pub(crate) target_ci: Option<f64>,
     /// Sampling time allowed with --target-ci [default: 3 x measurement].
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_positive_duration)]
     pub(crate) budget: Option<Duration>,
     /// Warm-up time of each cell, e.g. 500ms (overrides rigs.toml for this run).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_duration)]
     pub(crate) warmup: Option<Duration>,
     /// Sampling time of each iterations-style cell, spread over its samples, e.g. 5s (overrides rigs.toml).
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_positive_duration)]
     pub(crate) measurement: Option<Duration>,
     /// Samples per iterations-style cell (overrides rigs.toml).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

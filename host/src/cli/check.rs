@@ -49,7 +49,7 @@ pub fn check(path: &Path, allow_writable: bool, deadline: Duration) -> Result<Ex
     }
     let dir = file.parent().context("the plugin has no parent directory")?.to_path_buf();
     let exe = std::env::current_exe().context("locating the benchhost executable")?;
-    let loader = Loader::discover(&[dir], &exe, &Trust { allow_writable, pins: Default::default() });
+    let loader = Loader::discover(&[dir], &exe, &Trust { allow_writable, ..Trust::default() });
     if let Some(rejected) = loader.rejected.iter().find(|r| r.path == file) {
         say(&format!("FAIL {}: {}", file.display(), rejected.reason))?;
         return Ok(ExitCode::from(1));

@@ -207,6 +207,32 @@ pub(super) fn shell_words(line: &str) -> Vec<String> {
     out
 }
 
+/// The words in bold on `page`, without their markers.
+fn bold_words(page: &str) -> Vec<String> {
+    let bold = regex::Regex::new(r"\*\*([^*]+)\*\*").expect("a regex");
+    bold.captures_iter(page).map(|c| c[1].to_string()).collect()
+}
+
+#[test]
+fn every_bold_word_of_the_concepts_page_is_in_the_glossary() {
+    // regression: the page said every bold word was in the glossary; parameters, metrics, invariants, the two
+    // styles, threshold, baseline, CI90 and change point were not.
+    let read = |page: &str| std::fs::read_to_string(root().join("docs/src").join(page)).expect("a page");
+    let terms: Vec<String> = bold_words(&read("glossary.md")).iter().map(|t| t.to_lowercase()).collect();
+    let covered = |word: &str| {
+        let word = word.to_lowercase();
+        let singular = word.strip_suffix('s').unwrap_or(&word).to_string();
+        terms.iter().any(|term| {
+            [&word, &singular].contains(&term)
+                || term.starts_with(&format!("{word} "))
+                || word.ends_with(&format!(" {term}"))
+                || term.split(", ").any(|part| part == word)
+        })
+    };
+    let missing: Vec<String> = bold_words(&read("concepts.md")).into_iter().filter(|w| !covered(w)).collect();
+    assert!(missing.is_empty(), "bold on concepts.md, not in the glossary: {missing:?}");
+}
+
 #[test]
 fn every_measured_figure_is_what_the_results_give() {
     let out = std::process::Command::new("python3")

@@ -1,7 +1,6 @@
 //! The matrix a command runs, from `rigs.toml` (or `--config`) and the command line: its plugins found, its
 //! cells expanded, sharded and filtered; and the benchhost executable every child re-executes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -66,7 +65,7 @@ fn resolve_unfiltered(args: &MatrixArgs) -> Result<(Loader, Vec<matrix::Cell>, W
             }
         }
     }
-    let loader = discover(&args.dirs, &config.pins, true)?;
+    let loader = discover(&args.dirs, Some(&config), true)?;
     let overrides = Overrides {
         rigs: args.rigs.clone(),
         sets: args.sets.clone(),
@@ -116,16 +115,19 @@ fn keep_matching(
         cells.retain(|cell| filter.is_match(&cell.label()));
         if cells.is_empty() {
             let counted = crate::report::format::count(whole.cells, "cell");
-            let unbuilt = match whole.unbuilt.is_empty() {
-                true => String::new(),
-                false => format!(
-                    "; {} of the file, not built, might have matched{}",
-                    rig_list(&whole.unbuilt),
-                    matrix::build_advice(&whole.unbuilt)
+            let (built, unbuilt) = match whole.unbuilt.is_empty() {
+                true => ("", String::new()),
+                false => (
+                    " of the built rigs",
+                    format!(
+                        "; {} of the file, not built, might have matched{}",
+                        rig_list(&whole.unbuilt),
+                        matrix::build_advice(&whole.unbuilt)
+                    ),
                 ),
             };
             bail!(
-                "no cell matches `{filter}` (the built matrix has {counted}; `benchhost plan` lists their labels){unbuilt}"
+                "no cell matches `{filter}` (the matrix{built} has {counted}; `benchhost plan` lists their labels){unbuilt}"
             );
         }
     }
@@ -165,16 +167,20 @@ fn check_sample_length(cells: &[matrix::Cell], loader: &Loader) -> Result<()> {
     Ok(())
 }
 
-/// Finds the plugins (`pins`: `[sha256]` of the config in use); with `notes`, each library that did not load
-/// gets a one-line note on stderr.
-pub(crate) fn discover(dirs: &PluginDirs, pins: &BTreeMap<String, String>, notes: bool) -> Result<Loader> {
+/// Finds the plugins (`config`: the one in use, whose `[sha256]` pins libraries); with `notes`, each library that
+/// did not load gets a one-line note on stderr.
+pub(crate) fn discover(dirs: &PluginDirs, config: Option<&Config>, notes: bool) -> Result<Loader> {
     if let Some(missing) = dirs.plugin_dirs.iter().find(|d| !d.is_dir()) {
         bail!("--plugin-dir {}: no such directory", missing.display());
     }
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
     let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
-    let trust = Trust { allow_writable: dirs.allow_writable_plugins, pins: pins.clone() };
+    let trust = Trust {
+        allow_writable: dirs.allow_writable_plugins,
+        pins: config.map(|c| c.pins.clone()).unwrap_or_default(),
+        pinned_in: config.map(|c| c.path.display().to_string()).unwrap_or_default(),
+    };
     let loader = Loader::discover(&search, &exe, &trust);
     for rejected in loader.rejected.iter().filter(|_| notes) {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);

@@ -252,7 +252,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     crate::run::output::set_verbosity(cli.quiet, cli.verbose);
     match cli.command {
         Command::List(args) => {
-            let loader = discover(&args.dirs, &Default::default(), false)?;
+            let loader = discover(&args.dirs, None, false)?;
             match args.json {
                 true => print(&(listing::plugin_list_json(&loader) + "\n"))?,
                 false => print(&listing::plugin_list(&loader))?,

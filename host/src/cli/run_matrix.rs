@@ -86,7 +86,10 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     let seeds = Some(work_dir.path().join("seeds"));
     let mut executor = ChildExecutor { exe, loader: &loader, against: other.as_ref(), quick: args.matrix.quick, seeds };
     let paired = args.interleave.is_some() || args.rounds.is_some_and(|r| r > 1) || other.is_some();
-    let rounds = args.rounds.unwrap_or(if paired { 5 } else { 1 });
+    // A quick paired run is a smoke run: a few processes, in both orders, and no more added (issue 81: with the
+    // duels' 10-18 processes `--quick` took 87 s on kafka_topology).
+    let asked = args.rounds.or((paired && args.matrix.quick).then_some(duel_plan::QUICK_PROCESSES));
+    let rounds = asked.unwrap_or(if paired { 5 } else { 1 });
     let duels = duel_plan::duels_of(&cells, &pairs, &|rig| duel_mode(args.pairing, &loader, rig));
     let cores = crate::proc::cpus::allowed().len();
     if duels.iter().any(|d| d.mode == Mode::Concurrent) && cores < 2 {
@@ -109,7 +112,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         layouts: args.layouts.pairs(args.against.is_some()),
     };
     let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
-    let outcome = run_all(&cells, &duels, args.rounds, &threshold, &mut ctx, &mut sink)?;
+    let outcome = run_all(&cells, &duels, asked, &threshold, &mut ctx, &mut sink)?;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = outcome
         .all

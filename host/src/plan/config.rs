@@ -280,6 +280,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
+        "" => return Err(format!("`{text}` has no unit (write `{text}s`, `{text}ms`, ...: ns, us, ms, s, m or h)")),
         other => return Err(format!("unknown duration unit `{other}` in `{text}` (use ns, us, ms, s, m or h)")),
     };
     match Duration::try_from_secs_f64(value * seconds) {
@@ -311,6 +312,8 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown duration unit"));
+        // regression: a number without a unit read "unknown duration unit `` in `5`".
+        assert_eq!(parse_duration("5").unwrap_err(), "`5` has no unit (write `5s`, `5ms`, ...: ns, us, ms, s, m or h)");
         assert!(parse_duration("fast").unwrap_err().contains("not a duration"));
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
         assert!(parse_positive_duration("0s").unwrap_err().contains("is zero"));

@@ -24,6 +24,20 @@ pub fn against_loader(dir: &Path, loader: Loader, cells: &[Cell], ours: &Loader)
     for rejected in &loader.rejected {
         eprintln!("note: skipped {}: {}", rejected.path.display(), rejected.reason);
     }
+    if loader.plugins.is_empty() && !loader.rejected.is_empty() {
+        // regression: a directory whose only plugin was refused (writable by anyone) read "no plugin there".
+        let first = &loader.rejected[0];
+        let more = match loader.rejected.len() {
+            1 => String::new(),
+            n => format!(" (and {} more, in the notes above)", n - 1),
+        };
+        bail!(
+            "--against {}: no plugin there could be loaded: {}: {}{more}",
+            dir.display(),
+            first.path.display(),
+            first.reason
+        );
+    }
     if loader.plugins.is_empty() {
         bail!("--against {}: no plugin there (libNAME.so); build the other tree's plugins into it", dir.display());
     }

@@ -80,7 +80,7 @@ pub fn open(path: &Path, pin: Option<&str>, load: Load<'_>) -> Result<Opened, St
 pub fn open_prepared(prepared: Prepared, pin: Option<&str>) -> Result<Opened, String> {
     let Prepared { file, sha256 } = prepared;
     if let Some(pin) = pin.filter(|pin| **pin != sha256) {
-        return Err(format!("refused: its sha256 is {sha256}, rigs.toml pins {pin} (it changed after it was checked)"));
+        return Err(format!("refused: its sha256 is {sha256}, its pin is {pin} (it changed after it was checked)"));
     }
     let loaded = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     crate::plugin::elf::check_length(&loaded).map_err(|why| format!("not a loadable library: {why}"))?;

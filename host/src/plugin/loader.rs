@@ -65,6 +65,8 @@ pub struct Trust {
     pub allow_writable: bool,
     /// File name → the SHA-256 it must have (`[sha256]` in `rigs.toml`).
     pub pins: BTreeMap<String, String>,
+    /// The file whose `[sha256]` gave the pins, as refusals name it (`rigs.toml`, or `--config`'s).
+    pub pinned_in: String,
 }
 
 /// A file that was not loaded, and why, in one line.
@@ -125,7 +127,7 @@ impl Loader {
                 crate::plugin::writable::writable_by_others(path).filter(|_| !trust.allow_writable).or_else(|| {
                     let pin = trust.pins.get(path.file_name()?.to_str()?)?;
                     let actual = sha256.get_or_init(|| file_sha256(path).ok()).as_deref().unwrap_or("unreadable");
-                    (actual != pin).then(|| format!("refused: its sha256 is {actual}, rigs.toml pins {pin}"))
+                    (actual != pin).then(|| format!("refused: its sha256 is {actual}, {} pins {pin}", trust.pinned_in))
                 });
             let pin = path.file_name().and_then(|n| trust.pins.get(n.to_str()?)).cloned();
             let info = match refusal {

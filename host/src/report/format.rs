@@ -5,12 +5,27 @@ use serde_json::Value;
 
 use benchhost_record::{MetricValue, Record};
 
-/// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it.
+/// The fewest values an interval is shown from: Student's t over 2 has one degree of freedom (12.7 standard
+/// errors a side), and a quick run's 2 repetitions printed `±683%`.
+pub const LEAST_FOR_AN_INTERVAL: u64 = 3;
+
+/// `375.5 µs ±1.2%`: the value in a readable unit and the CI95 half-width relative to it; `(n = 2: no interval)`
+/// where the interval rests on fewer than [`LEAST_FOR_AN_INTERVAL`] values.
 pub fn metric(m: &MetricValue) -> String {
     let value = quantity(m.value, &m.unit);
-    match m.ci95 {
-        Some([lo, hi]) if m.value != 0.0 => format!("{value} ±{:.1}%", (hi - lo) / 2.0 / m.value.abs() * 100.0),
+    match (m.ci95, m.n) {
+        (Some(_), Some(n)) if n < LEAST_FOR_AN_INTERVAL => format!("{value} (n = {n}: no interval)"),
+        (Some([lo, hi]), _) if m.value != 0.0 => format!("{value} ±{:.1}%", (hi - lo) / 2.0 / m.value.abs() * 100.0),
         _ => value,
+    }
+}
+
+/// A verdict's detectable change as tables show it: `±4.7%`, or `>±100%` past a doubling, where the figure
+/// only says the interval cannot tell (a 2-process interval read `±54739565.5%`).
+pub fn detectable(d: f64) -> String {
+    match d {
+        d if d > 1.0 => ">±100%".to_string(),
+        d => format!("±{:.1}%", d * 100.0),
     }
 }
 
@@ -67,6 +82,21 @@ fn grouped(text: &str) -> String {
         out.push(digit);
     }
     format!("{sign}{out}{fraction}")
+}
+
+/// A chart's tick label: [`quantity`], but a count or rate of ten thousand or more with a metric prefix
+/// (`250k rows/s`, `1G rows/s`), so that it fits the chart's margin (`1,000,000,000 rows/s` was cut at its left
+/// edge).
+pub fn tick(value: f64, unit: &str) -> String {
+    let times = ["ns", "us", "ms", "s"];
+    let prefixes = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e4, "k")];
+    match prefixes.iter().find(|(at, _)| value.abs() >= *at && !times.contains(&unit)) {
+        Some(&(at, prefix)) => {
+            let scaled = value / if prefix == "k" { 1e3 } else { at };
+            format!("{}{prefix} {unit}", trimmed(format!("{scaled:.2}")))
+        }
+        None => quantity(value, unit),
+    }
 }
 
 /// A decimal without its trailing zeros: `1.100` as `1.1`.
@@ -160,6 +190,15 @@ mod tests {
     }
 
     #[test]
+    fn tick_labels_are_short_enough_for_the_charts_margin() {
+        assert_eq!(tick(1_000_000_000.0, "rows/s"), "1G rows/s");
+        assert_eq!(tick(250_000.0, "records/s"), "250k records/s");
+        assert_eq!(tick(1_500_000.0, "bytes"), "1.5M bytes");
+        assert_eq!(tick(2_500.0, "rows/s"), "2500 rows/s");
+        assert_eq!(tick(12_345_678.0, "ns"), "12.35 ms", "a time keeps its unit");
+    }
+
+    #[test]
     fn a_count_of_one_takes_the_singular() {
         assert_eq!([count(0, "cell"), count(1, "cell"), count(2, "cell")], ["0 cells", "1 cell", "2 cells"]);
     }
@@ -174,5 +213,9 @@ mod tests {
             n: Some(5),
         };
         assert_eq!(metric(&m), "100.0 ns ±1.0%");
+        // regression: a quick run's 2 repetitions printed `±683%`, as if the interval meant something.
+        let two = MetricValue { n: Some(2), ci95: Some([1.0, 1000.0]), ..m };
+        assert_eq!(metric(&two), "100.0 ns (n = 2: no interval)");
+        assert_eq!([detectable(0.047), detectable(547_395.655)], ["±4.7%", ">±100%"]);
     }
 }

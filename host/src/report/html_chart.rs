@@ -128,7 +128,8 @@ fn legend(layout: &Layout) -> String {
 fn lines(layout: &Layout, arms: &[&Record], metric: &str, scale: &Scale, svg: &mut String) -> (bool, String) {
     let xs: Vec<f64> = layout.values.iter().filter_map(Value::as_f64).collect();
     let along = Scale::fit(xs.iter().copied(), true);
-    let x = |v: f64| LEFT + 16.0 + (W - LEFT - 32.0) * along.at(v);
+    // Room at either end for half of a tick's label (`10000` was cut at the chart's right edge).
+    let x = |v: f64| LEFT + 24.0 + (W - LEFT - 48.0) * along.at(v);
     for (value, &at) in layout.values.iter().zip(&xs) {
         // Each value of the parameter is a tick: the sizes the rig was run at, not round numbers between them.
         let _ = write!(
@@ -273,5 +274,24 @@ mod tests {
         assert!(!found.numeric, "two sizes are two categories");
         assert_eq!(found.x, "rows", "of equal counts, the first name");
         assert!(layout(&[&arm(100, "delta_hit")]).is_none(), "one arm: nothing to draw along");
+    }
+
+    #[test]
+    fn the_outermost_x_ticks_fit_inside_the_chart() {
+        // regression: the last tick (`10000`) was cut at the chart's right edge. 11 px system-ui: up to ~7 px a digit.
+        let arm = |rows: i64| variant(json!({"rows": rows}));
+        let arms = [arm(100), arm(1000), arm(10000)];
+        let found = layout(&arms.iter().collect::<Vec<_>>()).unwrap();
+        let records: Vec<Record> =
+            [100, 1000, 10000].iter().map(|&rows| Record::point_for_tests(1, rows, 5.0)).collect();
+        let (mut svg, scale) = (String::new(), Scale::fit([1.0, 10.0], false));
+        lines(&found, &records.iter().collect::<Vec<_>>(), "t", &scale, &mut svg);
+        let tick = regex::Regex::new(r#"<text x="([\d.]+)"[^>]*text-anchor="middle">(\d+)</text>"#).unwrap();
+        let ticks: Vec<(f64, usize)> = tick.captures_iter(&svg).map(|c| (c[1].parse().unwrap(), c[2].len())).collect();
+        assert_eq!(ticks.len(), 3, "{svg}");
+        for (x, chars) in ticks {
+            let half = chars as f64 * 7.0 / 2.0;
+            assert!(x - half >= LEFT && x + half <= W, "a tick of {chars} digits at x = {x}");
+        }
     }
 }

@@ -56,7 +56,7 @@ fn forest(verdicts: &[&Record]) -> String {
     for (record, name) in verdicts.iter().zip(names) {
         let Some(v) = &record.verdict else { continue };
         let (bench, name) = (esc(&record.bench), esc(name.trim()));
-        let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+        let detectable = v.detectable.map_or("-".into(), crate::report::format::detectable);
         // An accepted row says so on hover, and names its acknowledgement for tools.
         let accepted = v
             .accepted

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::report::format::quantity;
+use crate::report::format::tick;
 use crate::report::html_scale::Scale;
 use crate::report::html_series::{LEFT, W};
 use crate::report::html_text::esc;
@@ -28,7 +28,7 @@ pub fn axis(scale: &Scale, unit: &str) -> String {
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             LEFT - 6.0,
             y(scale, v) + 4.0,
-            esc(&quantity(v, unit))
+            esc(&tick(v, unit))
         );
     }
     svg

@@ -123,7 +123,7 @@ pub fn verdicts_table(verdicts: &[&Record]) -> String {
         let record = verdicts[i];
         let Some(v) = &record.verdict else { continue };
         let metric = v.metric.clone().unwrap_or_else(|| "-".into());
-        let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+        let detectable = v.detectable.map_or("-".into(), crate::report::format::detectable);
         let cells = [
             record.bench.clone(),
             names[i].clone(),

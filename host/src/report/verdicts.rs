@@ -261,7 +261,7 @@ fn rows(verdicts: &[&Record]) -> Vec<[String; 5]> {
         .filter_map(|(record, name)| {
             let v = record.verdict.as_ref()?;
             let series = format!("{} {name}", record.bench).trim().to_string();
-            let detectable = v.detectable.map_or("-".into(), |d| format!("±{:.1}%", d * 100.0));
+            let detectable = v.detectable.map_or("-".into(), crate::report::format::detectable);
             let metric = v.metric.clone().unwrap_or_else(|| "-".into());
             Some([series, metric, change(v), detectable, decision_text(v)])
         })

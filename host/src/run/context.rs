@@ -166,7 +166,8 @@ impl RunContext<'_> {
 
     /// The error of a run stopped by `signal` during `during`, saying what it kept in `sink`.
     pub fn interrupted(&self, signal: i32, during: String, sink: &Sink) -> anyhow::Error {
-        let kept = format!("the {} records written before are kept in {}", self.written, sink.path().display());
+        let (records, are) = if self.written == 1 { ("record", "is") } else { ("records", "are") };
+        let kept = format!("the {} {records} written before {are} kept in {}", self.written, sink.path().display());
         anyhow::Error::from(crate::proc::interrupt::Interrupted { signal, during, kept })
     }
 }

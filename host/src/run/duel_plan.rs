@@ -54,6 +54,11 @@ pub const SAMPLE_NS: u64 = 10_000_000;
 /// costs ~8.5 s.
 pub const PROCESSES: u32 = 20;
 
+/// Processes per duel (or rounds) of a paired run under `--quick`, a smoke run: two in each order of the arms,
+/// and none added while the verdict is undecided. Its intervals are wide (Student's t with 3 degrees of
+/// freedom); it says the comparison runs, not what it decides.
+pub const QUICK_PROCESSES: u32 = 4;
+
 /// The least processes of an alternating duel whose processes are costly (see [`processes_for`]).
 pub const LEAST_PROCESSES: u32 = 10;
 

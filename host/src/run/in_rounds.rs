@@ -31,7 +31,7 @@ pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<
                 };
                 if let Some(signal) = crate::proc::interrupt::received() {
                     progress.finish_and_clear();
-                    let during = format!("the run, before cell {} ({label})", cell.index);
+                    let during = format!("the run, before cell {}/{} ({label})", i + 1, cells.len());
                     return Err(ctx.interrupted(signal, during, sink));
                 }
                 let record = run_cell(cell, ctx, round, &label, &progress);
@@ -39,7 +39,10 @@ pub fn run(cells: &[Cell], ctx: &mut RunContext<'_>, sink: &mut Sink) -> Result<
                 // measurement, so none is written.
                 if let Some(signal) = crate::proc::interrupt::received() {
                     progress.finish_and_clear();
-                    return Err(ctx.interrupted(signal, format!("cell {} ({label})", cell.index), sink));
+                    // The cell's place in this run, from 1 (its index in the whole matrix read "cell 2" when a
+                    // filter ran one cell).
+                    let during = format!("cell {}/{} ({label})", i + 1, cells.len());
+                    return Err(ctx.interrupted(signal, during, sink));
                 }
                 crate::run::output::note(&cell_note(&record, &label));
                 done.push(record);

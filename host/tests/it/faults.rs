@@ -340,10 +340,10 @@ fn ctrl_c_or_sigterm_stops_the_running_cell_with_the_run_and_keeps_what_was_writ
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{stderr}");
         assert!(
-            stderr.contains(&format!("interrupted by {name} during cell 1 (hangs ")),
+            stderr.contains(&format!("interrupted by {name} during cell 2/2 (hangs ")),
             "the line names the signal and the cell: {stderr}"
         );
-        assert!(stderr.contains("the 1 records written before are kept in r.jsonl"), "{stderr}");
+        assert!(stderr.contains("the 1 record written before is kept in r.jsonl"), "{stderr}");
         assert_no_process_left_in(sandbox.path());
         let (records, problems) = sandbox.records("r.jsonl");
         assert!(problems.is_empty() && records.len() == 1, "the healthy record, whole: {problems:?}");

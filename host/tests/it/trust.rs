@@ -27,6 +27,18 @@ fn a_plugin_file_or_directory_others_can_write_is_refused_unless_allowed() {
 
         let allowed = sandbox.cmd().args(["list", "--allow-writable-plugins", "--plugin-dir"]).arg(&dir).assert();
         assert!(String::from_utf8_lossy(&allowed.success().get_output().stdout).contains("healthy"));
+
+        // regression: `--against` a directory whose one plugin was refused said "no plugin there".
+        let against = sandbox
+            .cmd()
+            .args(["run", "--plugin", "healthy", "--out", "r.jsonl", "--plugin-dir"])
+            .arg(fault_plugins())
+            .arg("--against")
+            .arg(&dir)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&against.get_output().stderr).into_owned();
+        assert!(stderr.contains("no plugin there could be loaded: ") && stderr.contains("refused: its "), "{stderr}");
     }
 }
 
@@ -115,6 +127,12 @@ fn records_carry_the_plugins_sha256_and_a_pinned_sha256_that_differs_refuses_the
     let refused = run(&zeros).code(2);
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
     assert!(stderr.contains(&format!("refused: its sha256 is {actual}, rigs.toml pins {zeros}")), "{stderr}");
+    // regression: a pin of another config file was said to be rigs.toml's.
+    std::fs::rename(sandbox.path().join("rigs.toml"), sandbox.path().join("other.toml")).unwrap();
+    let mut other = sandbox.cmd();
+    other.args(["run", "--plugin", "healthy", "--config", "other.toml", "--out", "r.jsonl", "--plugin-dir"]);
+    let stderr = String::from_utf8_lossy(&other.arg(fault_plugins()).assert().code(2).get_output().stderr).into_owned();
+    assert!(stderr.contains(&format!("refused: its sha256 is {actual}, other.toml pins {zeros}")), "{stderr}");
     // regression: the refusal was followed by `unknown rig`, as if the rig did not exist.
     assert!(
         stderr.contains("--plugin: rig `healthy` was not found; refused libraries may provide it: ")
