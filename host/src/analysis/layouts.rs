@@ -20,6 +20,22 @@ use crate::stats::bootstrap::Rng;
 /// while a build's layouts stay a bounded set (the lakehouse plugin's take 151 MB each).
 pub const POOL: usize = 16;
 
+/// What one library's layouts may take on disk, both sides' pools together (a build is the old side of one
+/// comparison and the new of another, so it keeps both): 2 GiB. A layout is as large as its library: 32 of the
+/// lakehouse plugin's 151 MB filled 4.8 GB a build.
+pub const DISK_BUDGET: u64 = 2 << 30;
+
+/// The fewest layouts a side the budget leaves a large library: enough that a comparison's 10 pairs are drawn
+/// from 16 or more combinations.
+pub const LEAST_POOL: usize = 4;
+
+/// The pool a side of a library of `bytes`: `requested`, fewer where both sides' pools of it would pass
+/// [`DISK_BUDGET`], but not under [`LEAST_POOL`] (the lakehouse plugin's 151 MB: 7 a side, 2.1 GB).
+pub fn pool_for(requested: usize, bytes: u64) -> usize {
+    let fit = DISK_BUDGET / (2 * bytes.max(1));
+    requested.min((fit as usize).max(LEAST_POOL))
+}
+
 /// The layout pairs of one comparison. Side 0 draws its seeds from the odd `1, 3, .., 2n - 1`, side 1 from the
 /// even `2, 4, .., 2n` (`n` the pool), so the two sides never share a seed: two builds of identical source
 /// would then share a layout, and an A/A comparison would hide exactly the variance it is meant to show. Each

@@ -108,3 +108,15 @@ fn the_floor_is_the_95_percent_reach_of_one_layout_pair() {
     assert!((floor(0.01) - 0.0198).abs() < 0.0002, "{}", floor(0.01));
     assert_eq!(floor(0.0), 0.0);
 }
+
+#[test]
+fn a_large_librarys_pools_are_bounded_by_the_disk_budget() {
+    // regression: 32 layouts of the lakehouse plugin's 151 MB kept 4.8 GB a build.
+    let lakehouse = 151 * 1_000_000;
+    let pool = pool_for(POOL, lakehouse);
+    assert_eq!(pool, 7);
+    assert!(2 * pool as u64 * lakehouse <= DISK_BUDGET, "both sides' pools within the budget");
+    assert_eq!(pool_for(POOL, 8 * 1_000_000), POOL, "a small library keeps the whole pool");
+    assert_eq!(pool_for(POOL, 4_000_000_000), LEAST_POOL, "never fewer than the least");
+    assert_eq!(pool_for(2, 4_000_000_000), 2, "nor more than asked for");
+}

@@ -83,9 +83,12 @@ impl<'a> Builder<'a> {
                 .with_context(|| format!("copying {file} from {}", built.display()))?;
             std::fs::rename(&partial, dir.join(&file))?;
             // The layouts a step's processes may load, made now: the next commit's build overwrites the objects.
+            // As many as a step's comparison draws from: fewer for a large library (`layouts::pool_for`).
             let started = std::time::Instant::now();
-            crate::plugin::variants::copy_layouts(&built.join(&file), &dir.join(&file), LAYOUT_SEEDS)?;
-            eprintln!("bisect: {LAYOUT_SEEDS} layouts of {file} in {:.1} s", started.elapsed().as_secs_f64());
+            let bytes = std::fs::metadata(dir.join(&file))?.len();
+            let seeds = 2 * crate::analysis::layouts::pool_for(LAYOUT_SEEDS as usize / 2, bytes) as u64;
+            crate::plugin::variants::copy_layouts(&built.join(&file), &dir.join(&file), seeds)?;
+            eprintln!("bisect: {seeds} layouts of {file} in {:.1} s", started.elapsed().as_secs_f64());
         }
         std::fs::write(&done, names(&crates))?;
         Ok(Ok(dir))

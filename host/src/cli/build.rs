@@ -15,6 +15,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+use crate::analysis::layouts::{POOL, pool_for};
 use crate::plugin::relink::{Recipe, WRAPPER_ENV};
 use crate::plugin::variants::{self, Variants};
 
@@ -47,10 +48,11 @@ pub fn build(layouts: u32, cargo_args: &[String]) -> Result<ExitCode> {
     for library in &libraries {
         let sha256 = crate::plugin::library::sha256_of(std::fs::File::open(library)?)?;
         let Some(variants) = Variants::of(library, &sha256) else { continue };
+        let bytes = std::fs::metadata(library)?.len();
         let started = std::time::Instant::now();
         let mut made = 0;
         // Seeds 1..=2N: the odd ones serve this build as the old side of a comparison, the even as the new.
-        for seed in 1..=2 * u64::from(layouts) {
+        for seed in 1..=2 * pool_for(layouts as usize, bytes) as u64 {
             made += u32::from(variants.ensure(seed)?.1);
         }
         let per = if made > 0 {
@@ -59,7 +61,43 @@ pub fn build(layouts: u32, cargo_args: &[String]) -> Result<ExitCode> {
             String::new()
         };
         eprintln!("{}: its link kept; {made} layouts linked now{per}", library.display());
+        eprintln!("  {}", kept(bytes, &built));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a library of `bytes` in the build `built` keeps on disk: a layout is as large as the library, and runs
+/// link those they draw as they need them, up to both sides' pools.
+fn kept(bytes: u64, built: &Path) -> String {
+    let pool = pool_for(POOL, bytes);
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    format!(
+        "its layouts take {:.0} MiB each, up to {} ({:.0} MiB) as comparisons link them, in {}; \
+         `benchhost build --free-layouts` deletes them",
+        mib(bytes),
+        2 * pool,
+        mib(2 * pool as u64 * bytes),
+        built.join(variants::DIR).display()
+    )
+}
+
+/// `benchhost build --free-layouts [CARGO_ARGS]`: deletes the layouts made of every library of the build's
+/// target directory (not their links, so a later comparison links those it needs again); builds nothing.
+pub fn free_layouts(cargo_args: &[String]) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let dir = target_dir(&cargo, cargo_args)?.join("release").join(variants::DIR);
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for library in std::fs::read_dir(&dir).into_iter().flatten().flatten().filter(|e| e.path().is_dir()) {
+        for entry in std::fs::read_dir(library.path())?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("seed-") && name.ends_with(".so") {
+                bytes += entry.metadata().map_or(0, |m| m.len());
+                std::fs::remove_file(entry.path()).with_context(|| format!("deleting {}", entry.path().display()))?;
+                files += 1;
+            }
+        }
+    }
+    eprintln!("{}: deleted {files} layouts, {:.0} MiB", dir.display(), bytes as f64 / f64::from(1 << 20));
     Ok(ExitCode::SUCCESS)
 }
 

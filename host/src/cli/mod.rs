@@ -115,9 +115,13 @@ pub(crate) enum Command {
     #[command(after_help = crate::cli::examples::BUILD)]
     Build {
         /// Link N layouts of each library now, for each side of a comparison (else each is linked when a
-        /// comparison first needs it).
+        /// comparison first needs it); fewer for a large library, whose layouts are kept within 2 GiB.
         #[arg(long, value_name = "N", default_value = "0")]
         layouts: u32,
+        /// Delete the layouts kept in the build's target directory (not the links: a comparison links those
+        /// it needs again), and build nothing.
+        #[arg(long)]
+        free_layouts: bool,
         /// cargo build's own arguments (-p, --manifest-path, --features ...).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO_ARGS")]
         cargo_args: Vec<String>,
@@ -318,7 +322,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { path, allow_writable_plugins, deadline } => {
             crate::cli::check::check(&path, allow_writable_plugins, deadline)
         }
-        Command::Build { layouts, cargo_args } => build::build(layouts, &cargo_args),
+        Command::Build { free_layouts: true, cargo_args, .. } => build::free_layouts(&cargo_args),
+        Command::Build { layouts, cargo_args, .. } => build::build(layouts, &cargo_args),
         Command::NewRig { name, path, api_path, api_version } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let api = crate::cli::scaffold::Api::choose(api_path, api_version);

@@ -56,6 +56,10 @@ impl Executor for ChildExecutor<'_> {
         self.plugin(cell).variants().is_some()
     }
 
+    fn library_bytes(&self, cell: &Cell) -> Option<u64> {
+        std::fs::metadata(&self.plugin(cell).path).ok().map(|m| m.len())
+    }
+
     fn execute_duel(&mut self, duel: DuelRun<'_>, log: &Path, on_message: &mut dyn FnMut(&Message)) -> ChildRun {
         let [a, b] = duel.cells;
         // The run's sealed copies of both libraries, made at once on the first duel (hashing and copying a 151 MB

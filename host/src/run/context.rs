@@ -33,6 +33,10 @@ pub trait Executor {
     fn has_layouts(&self, _cell: &Cell) -> bool {
         false
     }
+    /// The size of `cell`'s library, which bounds how many layouts of it a comparison draws from.
+    fn library_bytes(&self, _cell: &Cell) -> Option<u64> {
+        None
+    }
 }
 
 /// Two cells run at once, as the runner asks for them.

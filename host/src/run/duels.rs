@@ -70,7 +70,7 @@ pub fn run(
         sized: asked.is_none(),
         first_overhead: vec![None; duels.len()],
         spent: vec![std::time::Duration::ZERO; duels.len()],
-        draws: layout_draws(duels.len(), ctx.layouts),
+        draws: layout_draws(cells, duels, ctx),
         progress: progress_bar(duels.iter().map(wanted).sum()),
     };
     for round in 0..rounds {
@@ -97,13 +97,16 @@ pub fn run(
     Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
 }
 
-/// Each duel's layout pairs from pools of `pool` layouts a side, in orders drawn from the OS's randomness: a
-/// run draws other pairs than the last (its seeds are in each verdict's `method.layouts`).
-fn layout_draws(duels: usize, pool: Option<usize>) -> Vec<Option<layouts::Draw>> {
+/// Each duel's layout pairs from pools of the run's layouts a side (fewer for a large library, so that what a
+/// build keeps stays within `layouts::DISK_BUDGET`), in orders drawn from the OS's randomness: a run draws other
+/// pairs than the last (its seeds are in each verdict's `method.layouts`).
+fn layout_draws(cells: &[Cell], duels: &[Duel], ctx: &RunContext<'_>) -> Vec<Option<layouts::Draw>> {
     use std::hash::{BuildHasher, Hasher};
     let entropy = std::collections::hash_map::RandomState::new().build_hasher().finish();
     let mut rng = crate::stats::bootstrap::Rng::new(entropy);
-    (0..duels).map(|_| pool.map(|pool| layouts::Draw::new(pool, &mut rng))).collect()
+    let bytes = |d: &Duel| d.arms.iter().filter_map(|&i| ctx.executor.library_bytes(&cells[i])).max().unwrap_or(0);
+    let pool = |d: &Duel| ctx.layouts.map(|pool| layouts::pool_for(pool, bytes(d)));
+    duels.iter().map(|d| pool(d).map(|pool| layouts::Draw::new(pool, &mut rng))).collect()
 }
 
 /// Says once per rig, when the run asked for layouts, which of its builds has one layout only: its verdicts

@@ -34,7 +34,29 @@ fn built_with_layouts() -> PathBuf {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "benchhost build: {stderr}");
     assert!(stderr.contains("libfixture_faults.so: its link kept"), "{stderr}");
+    // regression (issue 81): a build kept up to 32 layouts of each library and said nothing of their size.
+    assert!(stderr.contains("its layouts take ") && stderr.contains("`benchhost build --free-layouts`"), "{stderr}");
     target.join("release")
+}
+
+#[test]
+fn free_layouts_deletes_the_layouts_and_keeps_the_links() {
+    let built = built_with_layouts();
+    let sandbox = Sandbox::new();
+    let copy = sandbox.path().join("target/release/layouts");
+    std::fs::create_dir_all(copy.join("libfixture_faults")).unwrap();
+    for name in ["libfixture_faults.so.link", "libfixture_faults.so.sha256"] {
+        std::fs::copy(built.join("layouts").join(name), copy.join(name)).unwrap();
+    }
+    for seed in 1..=4 {
+        let name = format!("libfixture_faults/seed-{seed}.so");
+        std::fs::copy(built.join("layouts").join(&name), copy.join(&name)).unwrap();
+    }
+    let out = sandbox.cmd().args(["build", "--free-layouts", "--target-dir", "target"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("deleted 4 layouts"), "{stderr}");
+    assert!(!copy.join("libfixture_faults/seed-1.so").exists(), "the layouts are gone");
+    assert!(copy.join("libfixture_faults.so.link").is_file(), "the link stays, to link layouts again");
 }
 
 /// `run --plugin healthy --quick ARGS` of the build in `dir` against itself: its records and stderr.
