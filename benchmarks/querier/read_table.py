@@ -10,7 +10,7 @@ usage: python3 benchmarks/querier/read_table.py [results/querier.jsonl [results/
 """
 import json, os, sys
 
-from seed_table import measurements, time
+from seed_table import mean_time, measurements, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "..", "..", "results")
@@ -61,7 +61,7 @@ def querier_rows(cells, seed):
         missed = m("trace_rows_missed") if "trace_rows_missed" in r["metrics"] else 0
         if missed:
             rows += f", {missed:.0f} outside the window"
-        print(f"| {name} | {time(query)} ({time(seed_time[name])}) | {time(planning)} ({planning / query:.0%}) "
+        print(f"| {name} | {time(query)} ({time(seed_time[name])}) | {time(planning)} ({planning / mean_time(r):.0%}) "
               f"| {m('manifests_read'):.0f}, {m('manifests_pruned'):.0f} "
               f"| {m('files_planned'):.0f}, {m('files_reached'):.0f}, {m('files_read'):.0f} | {rows} |")
     unbounded, windowed = find(cells, READ_ROWS[0][1]), find(cells, READ_ROWS[4][1])

@@ -9,7 +9,7 @@ usage: python3 benchmarks/querier/service_table.py [results/querier_service.json
 """
 import json, os, sys
 
-from seed_table import time
+from seed_table import mean_time, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -37,10 +37,11 @@ def main():
         query, planning = m("query_time"), m("planning_time")
         checked = [c["values"][0] for c in r.get("checks", []) if c.get("invariant") == "rows_out == rows"]
         rows = f"{checked[0]:,}" if checked else ""
-        if m("trace_rows_missed"):
-            rows += f", {m('trace_rows_missed'):.0f} outside the hint"
+        missed = r["metrics"].get("trace_rows_missed", {}).get("value")  # absent where no trace is looked up
+        if missed:
+            rows += f", {missed:.0f} outside the hint"
         print(f"| {row['name']} | `{row['ticket']}` | {time(query)} ({time(row['time_ns'])}) "
-              f"| x{row['time_ns'] / query:.1f} | {time(planning)} ({planning / query:.0%}) "
+              f"| x{row['time_ns'] / query:.1f} | {time(planning)} ({planning / mean_time(r):.0%}) "
               f"| {m('manifests_read'):.0f} | {m('files_reached'):.0f}, {m('files_read'):.0f} "
               f"| {m('bytes_scanned'):,.0f} | {rows} |")
     print()

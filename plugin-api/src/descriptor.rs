@@ -87,23 +87,32 @@ pub struct Param {
     pub only_where: Option<OnlyWhere>,
 }
 
-/// The cells where a parameter's non-default values mean something: those where `param` is one of `values`.
+/// Some cells of a rig, by one parameter: those where `param` is one of `values` (or, with `except`, is none of
+/// them). A parameter's non-default values mean something only there (`Param::only_where`); a metric is
+/// reported only there (`Metric::only_where`), or fixed by the cells' design (`Metric::fixed_where`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OnlyWhere {
     /// The other parameter.
     pub param: String,
-    /// Its values that give this one a meaning.
+    /// Its values.
     pub values: Vec<Value>,
+    /// The cells where `param` is none of `values` instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub except: bool,
 }
 
 impl OnlyWhere {
     /// The cells where `param` is one of `values`.
     pub fn new(param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
-        OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect() }
+        OnlyWhere { param: param.into(), values: values.into_iter().map(Into::into).collect(), except: false }
+    }
+    /// The cells where `param` is none of `values`.
+    pub fn except(param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        OnlyWhere { except: true, ..OnlyWhere::new(param, values) }
     }
     /// Whether a cell with these `params` is one of those cells.
     pub fn holds(&self, params: &std::collections::BTreeMap<String, Value>) -> bool {
-        params.get(&self.param).is_some_and(|v| self.values.contains(v))
+        params.get(&self.param).is_some_and(|v| self.values.contains(v) != self.except)
     }
 }
 

@@ -68,6 +68,11 @@ pub struct Metric {
     /// absent), so one rig can time different operations under their own names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only_where: Option<OnlyWhere>,
+    /// The cells whose design fixes this metric, each set by one parameter (a drain consumes every record it was
+    /// given; an open loop runs at the rate it was asked for): there it is a check of the cell, and a comparison
+    /// gives it no verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed_where: Vec<OnlyWhere>,
 }
 
 impl Metric {
@@ -80,6 +85,7 @@ impl Metric {
             source: Source::IterTime,
             doc: String::new(),
             only_where: None,
+            fixed_where: Vec::new(),
         }
     }
     /// A throughput: `counter` (work per iteration) over the time per iteration, higher is better.
@@ -92,12 +98,21 @@ impl Metric {
             source: Source::Rate { counter: counter.into() },
             doc: String::new(),
             only_where: None,
+            fixed_where: Vec::new(),
         }
     }
     /// A counter of the outcome reported as a metric (for example encoded bytes), lower is better.
     pub fn counter(name: &str, unit: Unit, counter: &str) -> Self {
         let source = Source::Counter { counter: counter.into() };
-        Metric { name: name.into(), unit, higher_is_better: false, source, doc: String::new(), only_where: None }
+        Metric {
+            name: name.into(),
+            unit,
+            higher_is_better: false,
+            source,
+            doc: String::new(),
+            only_where: None,
+            fixed_where: Vec::new(),
+        }
     }
     /// The share `counter` / `of` of two counters of the outcome (the queries whose plan kept a sort, of all
     /// queries), in [`Unit::Ratio`], lower is better. A counter is a whole number, so a ratio is never one:
@@ -119,6 +134,7 @@ impl Metric {
             source,
             doc: String::new(),
             only_where: None,
+            fixed_where: Vec::new(),
         }
     }
     /// A value the rig measures itself in each run (run style).
@@ -130,6 +146,7 @@ impl Metric {
             source: Source::Observed,
             doc: String::new(),
             only_where: None,
+            fixed_where: Vec::new(),
         }
     }
     /// Sets the direction of goodness.
@@ -153,5 +170,23 @@ impl Metric {
     pub fn only_where(mut self, param: &str, values: impl IntoIterator<Item = impl Into<Value>>) -> Self {
         self.only_where = Some(OnlyWhere::new(param, values));
         self
+    }
+    /// Marks `cells` as cells whose design fixes this metric (with those marked before): comparisons there give
+    /// it no verdict.
+    ///
+    /// # Examples
+    /// ```
+    /// use benchhost_plugin_api::{Metric, OnlyWhere, Unit};
+    /// let rate = Metric::observed("records_per_s", Unit::RecordsPerSec, true).fixed_where(OnlyWhere::except("rate", [0.0]));
+    /// assert!(rate.is_fixed(&[("rate".to_string(), 10_000.0.into())].into()));
+    /// assert!(!rate.is_fixed(&[("rate".to_string(), 0.0.into())].into()));
+    /// ```
+    pub fn fixed_where(mut self, cells: OnlyWhere) -> Self {
+        self.fixed_where.push(cells);
+        self
+    }
+    /// Whether the design of a cell with these `params` fixes this metric.
+    pub fn is_fixed(&self, params: &std::collections::BTreeMap<String, Value>) -> bool {
+        self.fixed_where.iter().any(|cells| cells.holds(params))
     }
 }

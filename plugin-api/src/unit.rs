@@ -48,6 +48,9 @@ pub enum Unit {
     /// A count of files.
     #[serde(rename = "files")]
     Files,
+    /// A count of a table's manifest files (Iceberg's), which planning reads before any data file.
+    #[serde(rename = "manifests")]
+    Manifests,
     /// A count of allocations.
     #[serde(rename = "allocs")]
     Allocs,
@@ -70,7 +73,7 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, in registry order.
-    pub const ALL: [Unit; 18] = [
+    pub const ALL: [Unit; 19] = [
         Unit::Nanos,
         Unit::Micros,
         Unit::Millis,
@@ -83,6 +86,7 @@ impl Unit {
         Unit::Records,
         Unit::Rows,
         Unit::Files,
+        Unit::Manifests,
         Unit::Allocs,
         Unit::Commits,
         Unit::RowGroups,
@@ -106,6 +110,7 @@ impl Unit {
             Unit::Records => "records",
             Unit::Rows => "rows",
             Unit::Files => "files",
+            Unit::Manifests => "manifests",
             Unit::Allocs => "allocs",
             Unit::Commits => "commits",
             Unit::RowGroups => "row_groups",

@@ -58,6 +58,7 @@ pub const UNITS: &[&str] = &[
     "records",
     "rows",
     "files",
+    "manifests",
     "allocs",
     "commits",
     "row_groups",

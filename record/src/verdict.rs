@@ -93,6 +93,31 @@ pub struct Verdict {
     pub accepted: Option<Accepted>,
 }
 
+#[doc(hidden)]
+impl Verdict {
+    /// A verdict for tests: `no_change` at ±3%, on no metric, with nothing else.
+    #[doc(hidden)]
+    pub fn for_tests() -> Verdict {
+        Verdict {
+            metric: None,
+            test: "test".into(),
+            baseline: None,
+            against: None,
+            ratio: None,
+            ci95: None,
+            higher_is_better: None,
+            threshold: 0.03,
+            decision: Decision::NoChange,
+            reason: None,
+            detectable: None,
+            method: None,
+            functions: Vec::new(),
+            functions_explain: None,
+            accepted: None,
+        }
+    }
+}
+
 /// How a paired comparison was made: enough to know what its interval counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Method {

@@ -144,6 +144,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     }
     let comparisons = Comparisons { pairs: &pairs, duels: &duels, against: args.against.as_deref(), rounds };
     let mut verdicts = paired_verdicts(&outcome, &comparisons, &threshold, &run_info);
+    // A metric the cell's design fixes (a drain's records consumed, an open loop's rate) is a check, not a verdict.
+    verdicts.retain(|v| !fixed_by_design(v, &loader));
     if args.against.is_some() {
         layout_floor::say_one_layout(&mut verdicts, &previous.floors);
     }
@@ -208,6 +210,13 @@ fn note_run_style(cells: &[matrix::Cell], loader: &Loader) {
              its cells get their usual metrics only"
         );
     }
+}
+
+/// Whether `verdict` judges a metric that its cell's design fixes (`Metric::fixed_where`).
+fn fixed_by_design(verdict: &Record, catalog: &dyn matrix::Catalog) -> bool {
+    let Some(metric) = verdict.verdict.as_ref().and_then(|v| v.metric.as_deref()) else { return false };
+    let Some(descriptor) = catalog.descriptor(&verdict.bench) else { return false };
+    descriptor.metrics.iter().any(|m| m.name == metric && m.is_fixed(&verdict.variant))
 }
 
 /// Each series' change against its newest earlier record in the stream, as Criterion's `change:` line. Shown,
@@ -379,6 +388,41 @@ fn missed_target(record: &Record) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct OneRig(benchhost_plugin_api::Descriptor);
+
+    impl matrix::Catalog for OneRig {
+        fn descriptor(&self, rig: &str) -> Option<&benchhost_plugin_api::Descriptor> {
+            (rig == self.0.name).then_some(&self.0)
+        }
+        fn names(&self) -> Vec<String> {
+            vec![self.0.name.clone()]
+        }
+        fn build_hint(&self, _rig: &str) -> Option<String> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_metric_the_cells_design_fixes_gets_no_verdict() {
+        // regression (issue 81): kafka_topology's drain was judged on `consumed` (160,000 by design) and its open
+        // loop on `records_per_s` (the rate it was asked for).
+        use benchhost_plugin_api::{Descriptor, Metric, OnlyWhere, Unit};
+        let rate =
+            Metric::observed("records_per_s", Unit::RecordsPerSec, true).fixed_where(OnlyWhere::except("rate", [0.0]));
+        let catalog = OneRig(Descriptor::run("wal", "").metric(rate));
+        let verdict = |rate: f64| {
+            let mut record = Record::point_for_tests(1, 10, 1.0);
+            record.kind = Kind::Verdict;
+            record.variant.insert("rate".into(), rate.into());
+            let mut verdict = benchhost_record::Verdict::for_tests();
+            verdict.metric = Some("records_per_s".into());
+            record.verdict = Some(verdict);
+            record
+        };
+        assert!(fixed_by_design(&verdict(10_000.0), &catalog), "the open loop's rate is its design");
+        assert!(!fixed_by_design(&verdict(0.0), &catalog), "a closed loop's rate is measured");
+    }
 
     #[test]
     fn a_missed_target_names_the_variant_as_tables_do_and_a_single_sample_has_no_interval() {

@@ -54,7 +54,8 @@ pub fn quantity(value: f64, unit: &str) -> String {
 }
 
 /// Units of things counted, whose whole values print without decimals.
-const COUNTS: [&str; 8] = ["bytes", "records", "rows", "files", "allocs", "commits", "row_groups", "instructions"];
+const COUNTS: [&str; 9] =
+    ["bytes", "records", "rows", "files", "manifests", "allocs", "commits", "row_groups", "instructions"];
 
 /// Four significant digits, no exponent, no trailing zeros after an integer part of four digits or more, and
 /// thousands separated from five digits on (`1,813,459,900`).

@@ -299,6 +299,9 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
                     n: Some(times.len() as u64),
                 }
             }
+            // Absent is not zero: a counter the rig did not report (a lookup's missed rows where no trace was
+            // looked up) leaves its metric out of the record.
+            (Source::Counter { counter: c }, _) if !outcome.contains_key(c) => continue,
             (Source::Counter { counter: c }, _) => MetricValue {
                 value: counter(c, &metric.name)? as f64,
                 unit,
@@ -307,9 +310,10 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
                 n: None,
             },
             (Source::Share { counter: c, of }, _) => {
-                // Absent is not zero: a share of nothing (no query ran its way) is left out of the record.
+                // Absent is not zero: a share of nothing (no query ran its way), or of a part the rig did not
+                // report (a sort where no order was asked), is left out of the record.
                 let whole = counter(of, &metric.name)?;
-                if whole == 0 {
+                if whole == 0 || !outcome.contains_key(c) {
                     continue;
                 }
                 let value = counter(c, &metric.name)? as f64 / whole as f64;

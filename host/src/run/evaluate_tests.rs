@@ -232,3 +232,17 @@ fn a_share_is_one_counter_over_another_and_absent_when_the_whole_is_0() {
     assert_eq!(record.kind, Kind::Measurement);
     assert!(!record.metrics.contains_key("kept"), "a share of nothing is absent, not 0");
 }
+
+#[test]
+fn a_counter_the_rig_did_not_report_leaves_its_metric_and_share_out() {
+    // regression (issue 81): the querier reported `trace_rows_missed = 0` where it looked up no trace, and a
+    // share of sorts kept where no order was asked; a rig that does not report a counter has not taken it.
+    let rig = Descriptor::iterations("r", "")
+        .metric(Metric::iter_time("t"))
+        .metric(Metric::counter("missed", Unit::Rows, "missed"))
+        .metric(Metric::share("kept", "sorts", "rows"));
+    let record = evaluate(&cell(), &rig, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Measurement, "{:?}", record.failure);
+    assert!(!record.metrics.contains_key("missed") && !record.metrics.contains_key("kept"), "{:?}", record.metrics);
+    assert!(record.metrics.contains_key("t"));
+}

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use benchhost_plugin_api::open_loop::{self, Schedule};
 use benchhost_plugin_api::{
-    Descriptor, Invariant, Metric, Observation, Outcome, Param, Rig, RigError, SetupContext, Unit,
+    Descriptor, Invariant, Metric, Observation, OnlyWhere, Outcome, Param, Rig, RigError, SetupContext, Unit,
 };
 use serde::Deserialize;
 
@@ -47,6 +47,16 @@ pub(crate) const SLOWER: u64 = if cfg!(feature = "slower") {
 /// Backlog bound per partition, in bytes of payload plus record overhead: under the mock cluster's 5 MiB per
 /// partition (with the overhead below overstated), so no record is dropped by retention before it is consumed.
 const BACKLOG_BYTES: u64 = 4 << 20;
+
+/// The open-loop cells (`rate` > 0), whose rate and window the cell sets.
+fn open_loop_cells() -> OnlyWhere {
+    OnlyWhere::except("rate", [0.0])
+}
+
+/// The drain cells (`duration_s` = 0), which consume the backlog they were given, no more and no less.
+fn drain_cells() -> OnlyWhere {
+    OnlyWhere::new("duration_s", [0.0])
+}
 /// Per-record overhead assumed in the backlog bound (record headers, batch framing).
 const RECORD_OVERHEAD: u64 = 100;
 /// Share of a thread's window it may spend caught up with the feed before the run is rejected.
@@ -142,22 +152,33 @@ impl Rig for KafkaTopology {
         .param(Param::int("broker_down_ms", 0).range(0, 600_000).doc(
             "mock only: take broker 1 down this long during each run (a third into the window, or as a drain starts)",
         ))
+        // What the open loop's rate fixes (`rate` x `duration_s` records at `rate`), and what a drain's backlog
+        // fixes (every record it was given): checks of the cell there, given no verdict.
         .metric(
             Metric::observed("records_per_s", Unit::RecordsPerSec, true)
-                .doc("sum over threads of records / own window"),
+                .doc("sum over threads of records / own window")
+                .fixed_where(open_loop_cells()),
         )
         .metric(
-            Metric::observed("mb_per_s", Unit::MegabytesPerSec, true).doc("payload bytes, 10^6, over the same windows"),
+            Metric::observed("mb_per_s", Unit::MegabytesPerSec, true)
+                .doc("payload bytes, 10^6, over the same windows")
+                .fixed_where(open_loop_cells()),
         )
-        .metric(Metric::observed("consumed", Unit::Records, true))
-        .metric(Metric::observed("elapsed_s", Unit::Seconds, false).doc("mean window of the threads"))
+        .metric(
+            Metric::observed("consumed", Unit::Records, true).fixed_where(open_loop_cells()).fixed_where(drain_cells()),
+        )
+        .metric(
+            Metric::observed("elapsed_s", Unit::Seconds, false)
+                .doc("mean window of the threads")
+                .fixed_where(open_loop_cells()),
+        )
         .metric(
             Metric::observed("p99_gap_us", Unit::Micros, false)
                 .doc("99th percentile gap between consecutive records of a thread"),
         )
         .metric(
-            Metric::observed("thread_spread_pct", Unit::Percent, false)
-                .doc("(max − min) / mean of per-thread records/s"),
+            Metric::observed("thread_shortfall_pct", Unit::Percent, false)
+                .doc("how far the slowest thread's records/s fell short of the fastest's, in percent of it (0-100)"),
         )
         .param(Param::float("rate", 0.0).range(0, 1e9).doc(
             "records per second, open loop: `rate` x `duration_s` records, each one's latency from its intended \
@@ -294,7 +315,11 @@ impl KafkaTopology {
                 "open loop: {ops} records produced at {rate}/s, round-robin over the partitions, never held back by the consumers; each one's latency from its intended production until a consumer has processed it"
             ),
             (None, Some(w)) => format!(
-                "live feed: a producer keeps each partition at most {high} records ahead of its consumer (the mock cluster keeps ~5 MiB per partition); each thread is timed over its own {:.2} s window from its first record",
+                "live feed: a producer keeps each partition at most {high} records ahead of its consumer ({}); each thread is timed over its own {:.2} s window from its first record",
+                match self.cluster {
+                    Cluster::Mock(_) => "the mock cluster keeps ~5 MiB per partition",
+                    Cluster::Remote(_) => "4 MiB a partition, the bound set for the mock cluster's retention",
+                },
                 w.as_secs_f64()
             ),
             (None, None) if all_sent => format!(
@@ -341,8 +366,8 @@ fn observe(reports: &[ThreadReport], shared: &feed::Shared, windowed: bool) -> R
     }
     let rates: Vec<f64> = active.iter().map(|r| r.consumed as f64 / r.elapsed.as_secs_f64().max(1e-9)).collect();
     let mb: f64 = active.iter().map(|r| r.bytes as f64 / 1e6 / r.elapsed.as_secs_f64().max(1e-9)).sum();
-    let mean_rate = rates.iter().sum::<f64>() / rates.len() as f64;
-    let spread = rates.iter().cloned().fold(f64::MIN, f64::max) - rates.iter().cloned().fold(f64::MAX, f64::min);
+    let fastest = rates.iter().cloned().fold(f64::MIN, f64::max);
+    let spread = fastest - rates.iter().cloned().fold(f64::MAX, f64::min);
     let mut gaps = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("valid bounds");
     for r in reports {
         gaps.add(&r.gaps).map_err(|e| RigError::new(format!("merging gap histograms: {e}")))?;
@@ -375,8 +400,10 @@ fn observe(reports: &[ThreadReport], shared: &feed::Shared, windowed: bool) -> R
     if !gaps.is_empty() {
         observation = observation.metric("p99_gap_us", gaps.value_at_quantile(0.99) as f64 / 1e3);
     }
-    if active.len() > 1 && mean_rate > 0.0 {
-        observation = observation.metric("thread_spread_pct", 100.0 * spread / mean_rate);
+    // Of the fastest, not of the mean: a percent that stays within 0-100 (`thread_spread_pct`, of the mean, passed
+    // 100 when one thread got most of the partitions).
+    if active.len() > 1 && fastest > 0.0 {
+        observation = observation.metric("thread_shortfall_pct", 100.0 * spread / fastest);
     }
     Ok(observation)
 }

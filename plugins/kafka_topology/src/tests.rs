@@ -59,9 +59,12 @@ fn a_windowed_run_stops_on_time_with_contiguous_offsets() {
         assert!(consumed > 0 && consumed < produced, "{mode}: consumed {consumed} of {produced}");
         assert_eq!(consumed, counter(&report, 0, "expected"), "{mode}");
         let metrics = &report.observations[0].metrics;
-        for name in ["records_per_s", "mb_per_s", "elapsed_s", "p99_gap_us", "thread_spread_pct"] {
+        for name in ["records_per_s", "mb_per_s", "elapsed_s", "p99_gap_us", "thread_shortfall_pct"] {
             assert!(metrics.contains_key(name), "{mode}: {name} missing from {metrics:?}");
         }
+        // regression (issue 81): a spread in percent of the mean passed 100; of the fastest, it cannot.
+        let shortfall = metrics["thread_shortfall_pct"];
+        assert!((0.0..=100.0).contains(&shortfall), "{mode}: {shortfall}");
     }
 }
 
@@ -173,4 +176,23 @@ fn a_duels_windows_go_on_from_one_to_the_next_and_a_drain_runs_whole() {
     let report = testing::run_windows::<KafkaTopology>(drain, 1, 100_000_000).unwrap();
     assert!(!report.observations[0].window, "a drain cannot pause: a whole run");
     assert_eq!(counter(&report, 0, "consumed"), 3_000);
+}
+
+#[test]
+fn what_the_cells_design_fixes_is_marked_so_it_gets_no_verdict() {
+    // regression (issue 81): a drain's `consumed` (every record it was given) and an open loop's rate were
+    // judged split against perthread as if they could have differed.
+    let descriptor = KafkaTopology::describe();
+    let fixed = |metric: &str, params: serde_json::Value| {
+        let params = serde_json::from_value(params).unwrap();
+        descriptor.metrics.iter().find(|m| m.name == metric).unwrap().is_fixed(&params)
+    };
+    let (drain, live, open) = (
+        json!({"duration_s": 0.0, "rate": 0.0}),
+        json!({"duration_s": 2.0, "rate": 0.0}),
+        json!({"duration_s": 2.0, "rate": 10_000.0}),
+    );
+    assert!(fixed("consumed", drain.clone()) && fixed("consumed", open.clone()) && !fixed("consumed", live.clone()));
+    assert!(fixed("records_per_s", open.clone()) && !fixed("records_per_s", drain) && !fixed("records_per_s", live));
+    assert!(!fixed("p99_e2e_us", open), "the open loop's latencies are what it measures");
 }

@@ -212,11 +212,11 @@ impl Rig for Querier {
         .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("SQL to physical plan, manifests read"))
         .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
         .metric(
-            Metric::counter("manifests_read", Unit::Files, "manifests_read")
+            Metric::counter("manifests_read", Unit::Manifests, "manifests_read")
                 .doc("data manifests planning read per query (counted at the storage)"),
         )
         .metric(
-            Metric::counter("manifests_pruned", Unit::Files, "manifests_pruned")
+            Metric::counter("manifests_pruned", Unit::Manifests, "manifests_pruned")
                 .doc("data manifests planning skipped on their partition summaries, per query"),
         )
         .metric(Metric::counter("files_total", Unit::Files, "files_total").doc("data files in the snapshot"))
@@ -281,7 +281,7 @@ impl Rig for Querier {
             ctx: ctx_df,
             scanned,
             config,
-            expected: Answer { rows: 0, trace_rows_missed: 0 },
+            expected: Answer { rows: 0, trace_rows_missed: None },
             facts: Facts::default(),
             census,
             ordered: false,
@@ -305,7 +305,7 @@ impl Rig for Querier {
             rig.census.files,
             rig.census.manifests,
             first.planned.files_planned,
-            rig.facts.line(),
+            rig.facts.line(p.shape.ordered()),
             rig.ordered,
             rig.config.line()
         );
@@ -343,27 +343,26 @@ impl Rig for Querier {
         let planning_ns = (t.planning.as_nanos() / u128::from(t.queries)) as u64;
         let (reached, pruned) = (per(t.scans.files_reached), per(t.scans.files_pruned));
         let manifests_read = per(t.manifests_read);
+        let sorts = match self.shape.ordered() {
+            true => format!(", sort kept in {} of {}", t.scans.sorts_kept, t.queries),
+            false => String::new(),
+        };
         let mut note = format!(
-            "{}; per timed query: manifests read {manifests_read} of {}, files planned {} of {}, reached {reached}, pruned {pruned}, read {}, {} bytes scanned, sort kept in {} of {}; order declared: {}; {}; {} rows",
-            self.facts.line(),
+            "the untimed first query: {}; per timed query: manifests read {manifests_read} of {}, files planned {} of {}, reached {reached}, pruned {pruned}, read {}, {} bytes scanned{sorts}; order declared: {}; {}; {} rows",
+            self.facts.line(self.shape.ordered()),
             self.census.manifests,
             per(t.files_planned),
             self.census.files,
             reached.saturating_sub(pruned),
             per(t.scans.bytes_scanned),
-            t.scans.sorts_kept,
-            t.queries,
             self.ordered,
             self.config.line(),
             answer.rows
         );
-        if answer.trace_rows_missed > 0 {
-            note += &format!(
-                ", incomplete by design: {} of the trace's spans lie outside the window",
-                answer.trace_rows_missed
-            );
+        if let Some(missed) = answer.trace_rows_missed.filter(|&m| m > 0) {
+            note += &format!(", incomplete by design: {missed} of the trace's spans lie outside the window");
         }
-        Ok(Outcome::new()
+        let outcome = Outcome::new()
             .counter("rows", self.expected.rows)
             .counter("rows_out", answer.rows)
             .counter("queries", t.queries)
@@ -377,9 +376,17 @@ impl Rig for Querier {
             .counter("files_read", reached.saturating_sub(pruned))
             .counter("bytes_scanned", per(t.scans.bytes_scanned))
             .counter("bytes_fetched", per(t.bytes_fetched))
-            .counter("sorts_kept", t.scans.sorts_kept)
-            .counter("trace_rows_missed", answer.trace_rows_missed)
-            .note(note))
+            .note(note);
+        // A statement that asks for no order has no sort to keep or elide: its share is absent, not 0.
+        let outcome = match self.shape.ordered() {
+            true => outcome.counter("sorts_kept", t.scans.sorts_kept),
+            false => outcome,
+        };
+        // A shape that looks up no trace misses none, and says nothing of it (absent, not 0).
+        Ok(match answer.trace_rows_missed {
+            Some(missed) => outcome.counter("trace_rows_missed", missed),
+            None => outcome,
+        })
     }
 }
 

@@ -104,7 +104,7 @@ impl Rig for QuerierServiceRig {
         .metric(Metric::counter("planning_time", Unit::Nanos, "planning_ns").doc("statement to physical plan"))
         .metric(Metric::rate("rows_per_s", Unit::RowsPerSec, "rows"))
         .metric(
-            Metric::counter("manifests_read", Unit::Files, "manifests_read")
+            Metric::counter("manifests_read", Unit::Manifests, "manifests_read")
                 .doc("data manifests planning read per request (counted at the storage)"),
         )
         .metric(Metric::counter("files_reached", Unit::Files, "files_reached").doc("files the scans began to open"))
@@ -137,7 +137,7 @@ impl Rig for QuerierServiceRig {
             service: QuerierService::new(opened.session),
             ticket: p.ticket.ticket().encode(),
             config,
-            expected: Answer { rows: 0, trace_rows_missed: 0 },
+            expected: Answer { rows: 0, trace_rows_missed: None },
             facts: Facts::default(),
             totals: Totals::default(),
             last: Vec::new(),
@@ -153,7 +153,7 @@ impl Rig for QuerierServiceRig {
             p.ticket,
             rig.expected.rows,
             first.len(),
-            rig.facts.line(),
+            rig.facts.line(p.ticket.ordered()),
             rig.config.line()
         );
         Ok(rig)
@@ -190,9 +190,9 @@ impl Rig for QuerierServiceRig {
         let answer = self.check(&self.last, "last timed request")?;
         let (reached, pruned) = (per(t.scans.files_reached), per(t.scans.files_pruned));
         let mut note = format!(
-            "{}; per timed request: manifests read {}, files reached {reached}, pruned {pruned}, {} bytes fetched, \
+            "the untimed first request: {}; per timed request: manifests read {}, files reached {reached}, pruned {pruned}, {} bytes fetched, \
              {} bytes scanned, {} Flight messages; {}; {} rows",
-            self.facts.line(),
+            self.facts.line(self.arm.ordered()),
             per(t.manifests_read),
             per(t.bytes_fetched),
             per(t.scans.bytes_scanned),
@@ -200,13 +200,10 @@ impl Rig for QuerierServiceRig {
             self.config.line(),
             answer.rows
         );
-        if answer.trace_rows_missed > 0 {
-            note += &format!(
-                ", incomplete by design: {} of the trace's spans lie outside the hint",
-                answer.trace_rows_missed
-            );
+        if let Some(missed) = answer.trace_rows_missed.filter(|&m| m > 0) {
+            note += &format!(", incomplete by design: {missed} of the trace's spans lie outside the hint");
         }
-        Ok(Outcome::new()
+        let outcome = Outcome::new()
             .counter("rows", self.expected.rows)
             .counter("rows_out", answer.rows)
             .counter("requests", t.requests)
@@ -217,8 +214,12 @@ impl Rig for QuerierServiceRig {
             .counter("files_read", reached.saturating_sub(pruned))
             .counter("bytes_fetched", per(t.bytes_fetched))
             .counter("bytes_scanned", per(t.scans.bytes_scanned))
-            .counter("trace_rows_missed", answer.trace_rows_missed)
-            .note(note))
+            .note(note);
+        // A ticket that looks up no trace misses none, and says nothing of it (absent, not 0).
+        Ok(match answer.trace_rows_missed {
+            Some(missed) => outcome.counter("trace_rows_missed", missed),
+            None => outcome,
+        })
     }
 }
 

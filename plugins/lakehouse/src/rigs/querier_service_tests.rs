@@ -14,16 +14,18 @@ fn run(ticket: &str) -> Outcome {
 
 #[test]
 fn every_arm_answers_exactly_through_do_get() {
+    // regression (issue 81): tickets that look up no trace recorded `trace_rows_missed = 0`: absent, not 0.
     for (ticket, rows, missed) in [
-        ("find_trace", 3, 0),
-        ("find_trace_hinted", 1, 2),
-        ("search_recent", 2, 0),
-        ("promql_range", 244, 0),
-        ("logql_line_filter", 100, 0),
+        ("find_trace", 3, Some(0)),
+        ("find_trace_hinted", 1, Some(2)),
+        ("search_recent", 2, None),
+        ("promql_range", 244, None),
+        ("logql_line_filter", 100, None),
     ] {
         let outcome = run(ticket);
         let c = &outcome.counters;
-        assert_eq!((c["rows"], c["rows_out"], c["trace_rows_missed"]), (rows, rows, missed), "{ticket}: {c:?}");
+        assert_eq!((c["rows"], c["rows_out"]), (rows, rows), "{ticket}: {c:?}");
+        assert_eq!(c.get("trace_rows_missed").copied(), missed, "{ticket}: {c:?}");
         assert!(c["manifests_read"] > 0, "{ticket}: planning reads the manifests on every request: {c:?}");
         assert!(c["files_reached"] > 0, "{ticket}: {c:?}");
         assert_eq!(c["requests"], 3, "{ticket}");

@@ -75,15 +75,17 @@ impl Facts {
         self.files_reached.saturating_sub(self.files_pruned)
     }
 
-    /// One line for the cell log and the record's note.
-    pub fn line(&self) -> String {
-        let sort = match (self.sort_kept, self.topk) {
-            (false, _) => "elided",
-            (true, true) => "kept (TopK)",
-            (true, false) => "kept",
+    /// One line for the cell log and the record's note; of a query that asked for an order (`ordered`), whether
+    /// its sort stayed (a query that asked for none has no sort to elide, and says nothing of one).
+    pub fn line(&self, ordered: bool) -> String {
+        let sort = match (ordered, self.sort_kept, self.topk) {
+            (false, _, _) => "",
+            (true, false, _) => "; sort elided",
+            (true, true, true) => "; sort kept (TopK)",
+            (true, true, false) => "; sort kept",
         };
         format!(
-            "files reached {}, pruned {}, read {}; {} bytes scanned; sort {sort}",
+            "files reached {}, pruned {}, read {}; {} bytes scanned{sort}",
             self.files_reached,
             self.files_pruned,
             self.files_read(),

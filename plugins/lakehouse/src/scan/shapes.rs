@@ -43,13 +43,19 @@ pub enum Corpus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answer {
     pub rows: u64,
-    /// Spans of the target trace that exist but the shape's window leaves out.
-    pub trace_rows_missed: u64,
+    /// Spans of the target trace that exist but the shape's window leaves out; `None` for a shape that looks up
+    /// no trace (absent from its record, never 0).
+    pub trace_rows_missed: Option<u64>,
 }
 
 const TOPK: usize = 20;
 
 impl Shape {
+    /// Whether the statement asks for an order (an `ORDER BY`): only then can its plan keep or elide a sort.
+    pub fn ordered(self) -> bool {
+        matches!(self, Shape::RecentFirstTopk | Shape::OldestFirstTopk | Shape::OrderedFullScan)
+    }
+
     /// The table this shape reads.
     pub fn corpus(self) -> Corpus {
         match self {
@@ -114,7 +120,7 @@ impl Shape {
                 got.sort_by_key(|s| s.timestamp_us);
                 expected.sort_by_key(|s| s.timestamp_us);
                 same_rows(&got, &expected, |s| s.clone())?;
-                Ok(Answer { rows: got.len() as u64, trace_rows_missed: missed as u64 })
+                Ok(Answer { rows: got.len() as u64, trace_rows_missed: Some(missed as u64) })
             }
             Shape::RecentFirstTopk | Shape::OldestFirstTopk | Shape::OrderedFullScan => {
                 let mut expected: Vec<Span> = corpus::sequential_files().concat();
@@ -127,7 +133,7 @@ impl Shape {
                     _ => {}
                 }
                 same_rows(&got, &expected, |s| (s.trace_id.clone(), s.span_id.clone(), s.timestamp_us))?;
-                Ok(Answer { rows: got.len() as u64, trace_rows_missed: 0 })
+                Ok(Answer { rows: got.len() as u64, trace_rows_missed: None })
             }
             Shape::TraceSearchGroups => {
                 let known: HashSet<String> = corpus::traces_files().into_iter().flatten().map(|s| s.trace_id).collect();
@@ -139,7 +145,7 @@ impl Shape {
                 if let Some(stranger) = ids.iter().find(|id| !known.contains(**id)) {
                     return Err(format!("trace id {stranger} is not in the table"));
                 }
-                Ok(Answer { rows: TOPK as u64, trace_rows_missed: 0 })
+                Ok(Answer { rows: TOPK as u64, trace_rows_missed: None })
             }
         }
     }

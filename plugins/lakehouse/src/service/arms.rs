@@ -45,11 +45,17 @@ const LOG_LIMIT: usize = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answer {
     pub rows: u64,
-    /// Spans of the trace that exist but lie outside the ticket's hint (the hinted lookup's known incompleteness).
-    pub trace_rows_missed: u64,
+    /// Spans of the trace that exist but lie outside the ticket's hint (the hinted lookup's known incompleteness);
+    /// `None` for a ticket that looks up no trace (absent from its record, never 0).
+    pub trace_rows_missed: Option<u64>,
 }
 
 impl Arm {
+    /// Whether its statement asks for an order (every ticket but the trace lookups).
+    pub fn ordered(self) -> bool {
+        !matches!(self, Arm::FindTrace | Arm::FindTraceHinted)
+    }
+
     /// The arm's ticket.
     pub fn ticket(self) -> Ticket {
         match self {
@@ -75,7 +81,7 @@ impl Arm {
 
     /// Checks `batches` (the decoded answer) against the answer computed from the generators.
     pub fn check(self, batches: &[RecordBatch]) -> Result<Answer, String> {
-        let answer = |rows: usize| Answer { rows: rows as u64, trace_rows_missed: 0 };
+        let answer = |rows: usize| Answer { rows: rows as u64, trace_rows_missed: None };
         match self.ticket() {
             Ticket::FindTrace { hint, .. } => {
                 let all: Vec<Span> =
@@ -86,7 +92,7 @@ impl Arm {
                 // Files are read concurrently: a lookup has no row order.
                 got.sort_by_key(|s| s.timestamp_us);
                 same(&got, &expected)?;
-                Ok(Answer { rows: got.len() as u64, trace_rows_missed: (all.len() - expected.len()) as u64 })
+                Ok(Answer { rows: got.len() as u64, trace_rows_missed: Some((all.len() - expected.len()) as u64) })
             }
             Ticket::Search { .. } => {
                 let got = rows(batches, |b, i| {
