@@ -32,6 +32,11 @@ use crate::{Descriptor, Metric, Observation, RigError, Unit};
 /// was not applied: 5%.
 pub const SUSTAIN_MARGIN: f64 = 0.05;
 
+/// The one stall a run may take on top of [`SUSTAIN_MARGIN`]: a short run (a smoke run's 0.25 s window) cannot
+/// hold a rate through one scheduling hiccup of a VM, which alone cost a kafka_topology `--quick` run 19% of its
+/// rate (8,096/s of 10,000/s), failing it 1 time in 8. Over the 2 s of a measurement it is the margin itself.
+pub const SUSTAIN_STALL: Duration = Duration::from_millis(100);
+
 /// Time before an operation is due from which the driver spins instead of sleeping: a sleep wakes up to
 /// ~100 µs late on a loaded Linux VM, more than the interval of a rate of 10,000/s.
 const SPIN: Duration = Duration::from_micros(200);
@@ -202,11 +207,13 @@ impl OpenLoopRun {
         self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
-    /// An error when the achieved rate fell below the target by more than [`SUSTAIN_MARGIN`]: its latencies are
-    /// those of a lighter load than the one asked for.
+    /// An error when the achieved rate fell below the target by more than [`SUSTAIN_MARGIN`], or than one
+    /// [`SUSTAIN_STALL`] of the run's time where that is more: its latencies are those of a lighter load than the
+    /// one asked for. A shortfall within that is kept, in `achieved_per_s`.
     pub fn sustained(&self) -> Result<(), RigError> {
         let achieved = self.achieved_per_s();
-        match achieved < self.target_per_s * (1.0 - SUSTAIN_MARGIN) {
+        let stall = SUSTAIN_STALL.as_secs_f64() / self.elapsed.as_secs_f64().max(1e-9);
+        match achieved < self.target_per_s * (1.0 - SUSTAIN_MARGIN.max(stall)) {
             true => Err(RigError::new(format!(
                 "could not sustain {}/s: achieved {}/s",
                 thousands(self.target_per_s),

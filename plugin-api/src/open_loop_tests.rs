@@ -114,3 +114,18 @@ fn a_failing_start_ends_the_issue_with_its_error() {
     let err = schedule.issue(100, |i, _| if i == 3 { Err(RigError::new("broker gone")) } else { Ok(()) }).unwrap_err();
     assert_eq!(err.to_string(), "broker gone");
 }
+
+#[test]
+fn a_short_run_may_lose_one_stall_of_its_rate_and_a_long_one_only_the_margin() {
+    // regression (issue 81): a smoke run's 0.25 s window failed on one hiccup (8,096/s of 10,000/s).
+    let schedule = Schedule::per_second(10_000.0).unwrap();
+    let run_of = |ops: u64, elapsed_ms: u64| {
+        let mut run = schedule.drive(0, |_| Ok(())).unwrap();
+        (run.ops, run.elapsed) = (ops, Duration::from_millis(elapsed_ms));
+        run
+    };
+    assert!(run_of(2_500, 309).sustained().is_ok(), "0.25 s at 8,096/s: one stall of 59 ms");
+    assert!(run_of(2_500, 500).sustained().is_err(), "0.25 s at 5,000/s is not a stall");
+    assert!(run_of(20_000, 2_060).sustained().is_ok(), "2 s at 9,709/s: within 5%");
+    assert!(run_of(20_000, 2_200).sustained().is_err(), "2 s at 9,091/s: past the margin");
+}
