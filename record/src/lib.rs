@@ -21,6 +21,7 @@ mod dates;
 mod instructions;
 mod lines;
 mod record;
+mod series;
 mod summary;
 mod verdict;
 
@@ -41,6 +42,7 @@ pub use closed::*;
 pub use dates::utc_date;
 pub use instructions::*;
 pub use record::*;
+pub use series::*;
 pub use summary::*;
 pub use verdict::*;
 

@@ -84,6 +84,6 @@ impl<'a> Peek<'a> {
     /// How the record was measured (`crate::method`).
     pub fn method(&self) -> String {
         let cell = self.cell.as_ref();
-        crate::record::method_of(self.kind, cell.and_then(|c| c.method.as_deref()), cell.and_then(|c| c.rounds))
+        crate::series::method_of(self.kind, cell.and_then(|c| c.method.as_deref()), cell.and_then(|c| c.rounds))
     }
 }

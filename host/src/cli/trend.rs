@@ -165,7 +165,12 @@ fn as_json(found: &[SeriesChanges]) -> Value {
     let mut series = Vec::new();
     for f in found {
         let variant: Value = serde_json::from_str(&f.key.variant).unwrap_or(Value::Null);
-        let base = json!({"bench": f.key.bench, "variant": variant, "metric": f.key.metric, "machine": f.key.machine});
+        let mut base =
+            json!({"bench": f.key.bench, "variant": variant, "metric": f.key.metric, "machine": f.key.machine});
+        // How the series was measured, where it was not plainly: a series of its own (`benchhost_record::method`).
+        if !f.key.method.is_empty() {
+            base["method"] = json!(f.key.method);
+        }
         let mut entry = base.clone();
         entry["nights"] = json!(f.series.points.len());
         entry["accepted"] = json!(f.accepted.len());

@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use crate::plan::config::{Config, ConfigError, RigEntry};
 use crate::plan::settings::{Overrides, Plan};
+pub use crate::plan::unbuilt::{Unbuilt, build_advice};
 use crate::plan::values::{check_value, parse_sets, suggest};
 
 /// One point of the matrix: one rig, one full set of parameter values.
@@ -89,15 +90,6 @@ pub trait Catalog {
 
 const DEFAULT_MAX_CELLS: u64 = 10_000;
 
-/// A rig of the config file that no plugin found provides, left out of a run that did not name it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Unbuilt {
-    /// Rig name.
-    pub rig: String,
-    /// The cargo command that builds it, when the source tree is known.
-    pub build: Option<String>,
-}
-
 /// The cells of a matrix, and the rigs of the file left out because they are not built.
 #[derive(Debug, Default)]
 pub struct Matrix {
@@ -139,28 +131,6 @@ pub fn expand(config: &Config, catalog: &dyn Catalog, overrides: &Overrides) -> 
         }
     }
     Ok(Matrix { cells, unbuilt })
-}
-
-/// `; build them with `cargo build ... -p A -p B`` for the rigs whose source tree is known: one command for all,
-/// as their hints differ only in the package.
-pub fn build_advice(unbuilt: &[Unbuilt]) -> String {
-    let mut command = String::new();
-    let mut packages: Vec<&str> = Vec::new();
-    for hint in unbuilt.iter().filter_map(|u| u.build.as_deref()) {
-        let Some((head, package)) = hint.rsplit_once(" -p ") else { continue };
-        command = head.to_string();
-        if !packages.contains(&package) {
-            packages.push(package);
-        }
-    }
-    match packages.is_empty() {
-        true => String::new(),
-        false => format!("; build {} with `{command} -p {}`", plural(packages.len()), packages.join(" -p ")),
-    }
-}
-
-fn plural(packages: usize) -> &'static str {
-    if packages == 1 { "it" } else { "them" }
 }
 
 /// Why `rig` has no descriptor: not built (and how to build it), maybe in a refused library, or unknown.

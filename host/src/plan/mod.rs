@@ -6,4 +6,5 @@ pub(crate) mod interleave;
 pub(crate) mod matrix;
 pub(crate) mod settings;
 pub(crate) mod shard;
+pub(crate) mod unbuilt;
 pub(crate) mod values;

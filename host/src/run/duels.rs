@@ -91,8 +91,12 @@ pub fn run(
     let dueling: BTreeSet<usize> = kept.flat_map(|(d, _)| d.arms).collect();
     let mut records = vec![None; cells.len()];
     for &i in &dueling {
-        let mode = duels.iter().find(|d| d.arms.contains(&i)).map(|d| d.mode.name());
-        records[i] = Some(finish_cell(&cells[i], &per_cell[i], mode, ctx, sink)?);
+        // As its verdicts name it: a windowed duel whose rig ran whole runs for these parameters (a drain, an open
+        // loop) ran whole runs.
+        let d = duels.iter().position(|d| d.arms.contains(&i)).expect("a dueling cell is in a duel");
+        let whole_runs = duels[d].mode == Mode::Windows && !per_duel[d].iter().all(|e| e.windows);
+        let mode = if whole_runs { Mode::Runs.name() } else { duels[d].mode.name() };
+        records[i] = Some(finish_cell(&cells[i], &per_cell[i], Some(mode), ctx, sink)?);
     }
     Ok(DuelOutcome { records, rounds: per_cell, estimates: per_duel, fell_back })
 }

@@ -40,8 +40,8 @@ fn every_ratio_of_the_committed_results_lies_in_0_1() {
     assert!(ratios > 0, "the querier's sort_kept is a ratio");
 }
 
-#[test]
-fn no_rig_of_this_workspace_declares_a_ratio_from_a_counter() {
+/// `benchhost list --json` of the workspace's plugins.
+fn listed() -> serde_json::Value {
     let out = std::process::Command::new(bin())
         .args(["list", "--json", "--plugin-dir"])
         .arg(workspace_plugins())
@@ -49,7 +49,68 @@ fn no_rig_of_this_workspace_declares_a_ratio_from_a_counter() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each rig's descriptor as the workspace's plugins describe it now.
+fn descriptors() -> std::collections::BTreeMap<String, benchhost_plugin_api::Descriptor> {
+    let listed = listed();
+    let plugins = listed["plugins"].as_array().unwrap();
+    let rigs = plugins.iter().flat_map(|p| p["plugin"]["rigs"].as_array().unwrap().clone());
+    rigs.map(|rig| serde_json::from_value::<benchhost_plugin_api::Descriptor>(rig).unwrap())
+        .map(|d| (d.name.clone(), d))
+        .collect()
+}
+
+#[test]
+fn every_committed_record_is_true_to_the_rig_and_the_commit_that_made_it() {
+    // regression (issue 81): seven reference runs carried `dirty` provenance; records held a metric the rig no
+    // longer takes (`thread_spread_pct`, past 100%), manifests counted in `files`, `trace_rows_missed = 0`
+    // where no trace was looked up, and verdicts on what the cell's design fixes (a drain's `consumed`).
+    let rigs = descriptors();
+    let mut wrong = Vec::new();
+    for (file, record) in committed() {
+        let at = format!("{file}: {} {:?}", record.bench, record.variant);
+        if record.run.dirty == Some(true) {
+            wrong.push(format!("{at}: made from a work tree with uncommitted changes"));
+        }
+        let Some(rig) = rigs.get(&record.bench) else {
+            wrong.push(format!("{at}: no rig of the workspace is `{}`", record.bench));
+            continue;
+        };
+        let declared = |name: &str| rig.metrics.iter().find(|m| m.name == name);
+        if record.kind == Kind::Measurement {
+            for (name, metric) in &record.metrics {
+                match declared(name) {
+                    None if name != "instructions" => {
+                        wrong.push(format!("{at}: `{name}`, which the rig does not take"))
+                    }
+                    Some(m) if m.unit.as_str() != metric.unit => wrong.push(format!(
+                        "{at}: `{name}` in {}, which the rig takes in {}",
+                        metric.unit,
+                        m.unit.as_str()
+                    )),
+                    _ => {}
+                }
+            }
+            let lookup =
+                ["lookup_by_id", "lookup_by_id_windowed", "lookup_via_index", "find_trace", "find_trace_hinted"];
+            let shape = record.variant.get("shape").or(record.variant.get("ticket")).and_then(|v| v.as_str());
+            if record.metrics.contains_key("trace_rows_missed") && !shape.is_some_and(|s| lookup.contains(&s)) {
+                wrong.push(format!("{at}: `trace_rows_missed` where no trace is looked up"));
+            }
+        }
+        let judged = record.verdict.as_ref().and_then(|v| v.metric.as_deref()).and_then(declared);
+        if judged.is_some_and(|m| m.is_fixed(&record.variant)) {
+            wrong.push(format!("{at}: a verdict on `{}`, which the cell's design fixes", judged.unwrap().name));
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+#[test]
+fn no_rig_of_this_workspace_declares_a_ratio_from_a_counter() {
+    let listed = listed();
     let mut rigs = 0;
     let mut counts = Vec::new();
     for plugin in listed["plugins"].as_array().unwrap() {

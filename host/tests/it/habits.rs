@@ -67,6 +67,28 @@ fn a_second_run_shows_the_change_against_the_first_and_exports_in_every_format()
 }
 
 #[test]
+fn a_paired_run_is_never_the_previous_record_of_a_plain_series() {
+    // regression (issue 81): a duel's records were the previous record of the plain series, and the next plain
+    // run of identical code read `elapsed_s +341.4% (regressed)`.
+    let sandbox = Sandbox::new();
+    matrix(&sandbox);
+    let paired = ["run", "--out", "r.jsonl", "--interleave", "after", "--rounds", "2"];
+    let (code, _, stderr) = output(&sandbox, &paired, true);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, plain, stderr) = output(&sandbox, &["run", "--out", "r.jsonl"], true);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!plain.contains("change against the previous record"), "no plain record before it: {plain}");
+    let (_, again, _) = output(&sandbox, &["run", "--out", "r.jsonl"], true);
+    assert!(again.contains("change against the previous record"), "the plain run before it: {again}");
+    // `show` lists the series of each method apart, naming the paired one's.
+    let (_, shown, _) = output(&sandbox, &["show", "r.jsonl"], false);
+    assert!(shown.contains("[alternate]"), "{shown}");
+    let (_, trend, stderr) = output(&sandbox, &["trend", "r.jsonl", "--json"], false);
+    let compact = trend.replace([' ', '\n'], "");
+    assert!(compact.contains(r#""method":"alternate""#), "trend keeps the paired nights apart: {trend}{stderr}");
+}
+
+#[test]
 fn quiet_prints_nothing_and_verbose_names_each_cell_as_it_ends() {
     let sandbox = Sandbox::new();
     matrix(&sandbox);

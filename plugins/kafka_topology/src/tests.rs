@@ -194,5 +194,6 @@ fn what_the_cells_design_fixes_is_marked_so_it_gets_no_verdict() {
     );
     assert!(fixed("consumed", drain.clone()) && fixed("consumed", open.clone()) && !fixed("consumed", live.clone()));
     assert!(fixed("records_per_s", open.clone()) && !fixed("records_per_s", drain) && !fixed("records_per_s", live));
+    assert!(fixed("achieved_per_s", open.clone()), "the rate it was asked for, or the run failed");
     assert!(!fixed("p99_e2e_us", open), "the open loop's latencies are what it measures");
 }
