@@ -149,6 +149,17 @@ def querier_via_index():
             f"({ns_text(seed['trace_lookup_by_id_via_index'])}) is {theirs:.0%} of its unbounded one, ours {ours:.0%}")
 
 
+def writer_tenants():
+    """The concurrent tenants' append time on one thread and on two workers, from the committed run."""
+    cells = [r for r in newest_measurements("writer.jsonl", "writer") if r["variant"].get("writers", 1) > 1]
+    at = lambda workers: sorted((r["variant"]["writers"], r["metrics"]["append_time"]["value"]) for r in cells
+                                if r["variant"]["workers"] == workers)
+    times = lambda workers: ", ".join(f"{ns / 1e6:.2f}" for _, ns in at(workers))
+    tenants = ", ".join(str(n) for n, _ in at(0))
+    return (f"{times(0)} ms at {tenants} tenants in `results/writer.jsonl`, against the two workers' "
+            f"{times(2)} ms")
+
+
 def verdicts(name, bench):
     return [r for r in records(name) if r["kind"] == "verdict" and r["bench"] == bench]
 
@@ -362,6 +373,7 @@ FIGURES = {
     "trace-index": trace_index,
     "kafka-mode": kafka_mode,
     "querier-planning": querier_planning,
+    "writer-tenants": writer_tenants,
     "querier-via-index": querier_via_index,
 }
 
