@@ -128,4 +128,5 @@ fn a_short_run_may_lose_one_stall_of_its_rate_and_a_long_one_only_the_margin() {
     assert!(run_of(2_500, 500).sustained().is_err(), "0.25 s at 5,000/s is not a stall");
     assert!(run_of(20_000, 2_060).sustained().is_ok(), "2 s at 9,709/s: within 5%");
     assert!(run_of(20_000, 2_200).sustained().is_err(), "2 s at 9,091/s: past the margin");
+    assert!(run_of(10, 40).sustained().is_err(), "a run shorter than a stall loses at most a quarter of its rate");
 }
