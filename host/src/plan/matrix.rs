@@ -192,7 +192,8 @@ fn select<'a>(
         let Some(descriptor) = catalog.descriptor(&name) else {
             let build = catalog.build_hint(&name);
             let typo = build.is_none() && !suggest(&name, catalog.names()).is_empty();
-            if from_file && !typo {
+            // A refused library may hold it: that is a refusal to say, not a rig to leave out.
+            if from_file && !typo && catalog.refused().is_empty() {
                 if !unbuilt.iter().any(|u| u.rig == name) {
                     unbuilt.push(Unbuilt { rig: name, build });
                 }
