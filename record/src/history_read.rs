@@ -40,11 +40,12 @@ impl History {
                 if peek.kind == Kind::Acknowledgement {
                     return false; // parsed whole: every one is kept
                 }
-                let json = peek.variant_json();
+                // Read once for both: what a history of a million records does for every line.
+                let (json, method) = (peek.variant_json(), peek.method());
                 if let (Some(nightly), Some(of)) = (nightly.as_mut(), nightly_file) {
-                    nightly.place(&peek, &json, (of << 40) | line.line as u64);
+                    nightly.place(&peek, (&json, &method), (of << 40) | line.line as u64);
                 }
-                let variant = crate::series_variant(json, &peek.method());
+                let variant = crate::series_variant(json, &method);
                 history.place(peek, variant, line, text, file);
                 true
             },

@@ -105,7 +105,7 @@ impl Nightly {
                 if peek.kind == Kind::Acknowledgement {
                     return false; // parsed whole, and kept
                 }
-                part.place(&peek, &peek.variant_json(), (file << 40) | line.line as u64);
+                part.place(&peek, (&peek.variant_json(), &peek.method()), (file << 40) | line.line as u64);
                 true
             },
             |part, entry| part.add(&entry.record, (file << 40) | entry.line as u64),
@@ -160,14 +160,14 @@ impl Nightly {
     }
 
     /// Adds the values of a peeked line at `at` (its file and line), `variant` its canonical JSON.
-    pub(crate) fn place(&mut self, peek: &Peek<'_>, variant: &str, at: u64) {
+    pub(crate) fn place(&mut self, peek: &Peek<'_>, (variant, method): (&str, &str), at: u64) {
         if peek.kind != Kind::Measurement {
             return;
         }
         let (run, conditions) = (&peek.run, peek.cell.as_ref().and_then(|c| c.conditions.as_ref()));
         let point = self.point(run.ts_ms, at, (run.id.as_deref(), run.commit.as_deref()), conditions, &run.profile);
         let metrics = peek.metrics.iter().map(|(name, m)| (&**name, m.value, m.higher_is_better, m.ci95));
-        self.push(&peek.bench, (variant, &peek.method()), (&run.host, &run.cpu), point, metrics);
+        self.push(&peek.bench, (variant, method), (&run.host, &run.cpu), point, metrics);
     }
 
     /// A record the fast path could not read (parsed whole): the same, from the record.
