@@ -27,7 +27,7 @@ const Z_POWER: f64 = 1.644_853_626_951_472_2;
 /// Which rule decided a verdict, for its [`detectable`] change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    /// [`decide`]: a change when the whole CI95 clears the threshold (`compare`, `--rounds`, instruction counts).
+    /// [`decide`]: a change when the whole CI95 clears the threshold (`compare`, `--pairing rounds`, instruction counts).
     Interval,
     /// `duel::decide`: a change when the CI95 excludes 1 and the estimate is past the threshold (`run --against`,
     /// `--interleave`).
