@@ -245,6 +245,18 @@ fn every_measured_figure_is_what_the_results_give() {
 }
 
 #[test]
+fn a_figure_typed_by_hand_is_found() {
+    // The check above finds each figure no span generates and no comment declares given or past
+    // (benchmarks/typed_figures.py); its own tests hold it to the figures issue 81 found at a3681e1.
+    let out = std::process::Command::new("python3")
+        .args(["-m", "unittest", "benchmarks/typed_figures_test.py"])
+        .current_dir(root())
+        .output()
+        .expect("python3 runs benchmarks/typed_figures_test.py");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn the_cli_reference_is_the_parsers_own_help() {
     let path = root().join("docs/src/cli.md");
     let generated = super::shell::markdown(Cli::command());
