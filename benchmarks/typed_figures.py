@@ -78,9 +78,10 @@ def declarations(text, path):
     (a given without its why, a past whose date the text it covers does not show)."""
     problems, given, past = [], [], []
     parts, blocks = sections(text), paragraphs(text)
+    outside_code = CODE.sub(blank, FENCE.sub(blank, text))  # a comment shown as code declares nothing
     for start, end, level in parts:
         names = {}
-        for m in COMMENT.finditer(text, start, end):
+        for m in COMMENT.finditer(outside_code, start, end):
             line = text.count("\n", 0, m.start()) + 1
             if g := GIVEN.match(m.group(1)):
                 for item in g.group(1).split(";"):

@@ -77,6 +77,10 @@ class NotFigures(unittest.TestCase):
                 "```\nbenchhost run --measurement 3s # 250 ms\n```\n<!-- 25 s -->\n[a link](results.md#p99-20ms)\n")
         self.assertEqual(typed(text, "a.md"), [])
 
+    def test_a_declaration_shown_as_code_declares_nothing(self):
+        text = "Declare it: `<!-- given: 250 ms (a window) -->`. It read 250 ms.\n"
+        self.assertEqual(figures(typed(text, "a.md")), ["250 ms"])
+
 
 if __name__ == "__main__":
     unittest.main()
