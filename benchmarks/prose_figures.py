@@ -278,6 +278,17 @@ def service_lookups():
             + " and ".join(f"{theirs[t] / 1e6:.1f} ms" for t in tickets))
 
 
+def layout_pools_of_7():
+    """Compaction's A/A over layouts again after a large library's pools were cut to 7 a side (issue 81)."""
+    row = layouts("compaction")
+    runs = row["aa_pools_of_7"]
+    no_change = sum(c["decision"] == "no_change" for c in runs)
+    held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
+    alarms = sum(c["decision"] in ("regressed", "improved") for c in runs)
+    return (f"`no_change` in {no_change} of {len(runs)} ({len(runs) - no_change - alarms} `inconclusive`, {alarms} "
+            f"alarms), its CI95 holding 1 in {held}, at {wall(runs):.1f} s a comparison (built {row['aa_pools_of_7_built']})")
+
+
 FIGURES = {
     "kafka-records": kafka_records,
     "harness-overhead": harness_overhead,
@@ -301,6 +312,7 @@ FIGURES = {
     "trace-index-seed": trace_index_seed,
     "trace-index-seed-ratio": trace_index_seed_ratio,
     "querier-planning-60": querier_planning_60,
+    "layout-pools-of-7": layout_pools_of_7,
 }
 def layout_wall(cell):
     """A comparison over layouts, the median of its wall time."""
