@@ -104,12 +104,22 @@ pub struct Entry {
     pub describe: fn() -> Descriptor,
     /// Sets up `R` from JSON parameters and context.
     pub create: fn(&str, &str) -> Result<RigBox, RigError>,
+    /// The rig's name when it is known without describing it: a bench target's (benchhost-criterion), whose
+    /// description runs its bench functions to list their ids. `None`: the descriptor's.
+    pub name: Option<&'static str>,
 }
 
 impl Entry {
     /// The entry of rig type `R`.
     pub const fn of<R: Rig>() -> Self {
-        Entry { describe: R::describe, create: create::<R> }
+        Entry { describe: R::describe, create: create::<R>, name: None }
+    }
+
+    fn is(&self, name: &str) -> bool {
+        match self.name {
+            Some(known) => known == name,
+            None => (self.describe)().name == name,
+        }
     }
 }
 
@@ -145,7 +155,7 @@ pub fn info(name: &str, version: &str, profile: &str, entries: &[Entry]) -> RStr
 /// `new_rig` for a library made of `entries`.
 pub fn new_rig(entries: &[Entry], name: RStr<'_>, params: RStr<'_>, ctx: RStr<'_>) -> RResult<RigBox, RString> {
     let (name, params, ctx) = (name.as_str(), params.as_str(), ctx.as_str());
-    guard(|| match entries.iter().find(|e| (e.describe)().name == name) {
+    guard(|| match entries.iter().find(|e| e.is(name)) {
         Some(entry) => (entry.create)(params, ctx),
         None => Err(RigError::new(format!("this plugin has no rig named `{name}`"))),
     })
@@ -197,7 +207,7 @@ impl<R: Rig> RigObject for Adapter<R> {
 
 /// Runs `f`, turning a panic into a [`RigError`] of kind `Panic`. A panic must never reach the FFI boundary:
 /// abi_stable would turn it into `exit(1)` and the message would be lost.
-fn guard<T>(f: impl FnOnce() -> Result<T, RigError>) -> RResult<T, RString> {
+pub fn guard<T>(f: impl FnOnce() -> Result<T, RigError>) -> RResult<T, RString> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => ROk(value),
         Ok(Err(err)) => RErr(error_json(&err)),

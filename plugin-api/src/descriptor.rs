@@ -247,6 +247,10 @@ pub struct Descriptor {
     /// them as a table of the arms, not as charts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<MetricTable>,
+    /// The parameter whose every allowed value is a cell when `rigs.toml` has no table for the rig (a bench
+    /// target's `id`: one cell per benchmark, as `cargo bench` runs every one); `None`: one cell of defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_per: Option<String>,
 }
 
 /// Metrics of a rig that read together, as columns of one table, in the order given.
@@ -277,6 +281,7 @@ impl Descriptor {
             invariants: vec![],
             windows: false,
             tables: vec![],
+            cell_per: None,
         }
     }
     /// Adds a parameter.
@@ -316,6 +321,21 @@ impl Descriptor {
     /// Declares that `metrics` (declared ones, in column order) read as one table named `name`.
     pub fn table(mut self, name: &str, metrics: &[&str]) -> Self {
         self.tables.push(MetricTable { name: name.into(), metrics: metrics.iter().map(|m| m.to_string()).collect() });
+        self
+    }
+    /// Declares that, without a table in `rigs.toml`, the rig runs one cell per allowed value of `param` (a
+    /// choice) instead of one cell of its defaults.
+    ///
+    /// # Examples
+    /// ```
+    /// use benchhost_plugin_api::{Descriptor, Param};
+    /// let d = Descriptor::iterations("fib", "a bench target")
+    ///     .param(Param::choice("id", "fib/10", &["fib/10", "fib/20"]))
+    ///     .cell_per("id");
+    /// assert_eq!(d.cell_per.as_deref(), Some("id"));
+    /// ```
+    pub fn cell_per(mut self, param: &str) -> Self {
+        self.cell_per = Some(param.into());
         self
     }
     /// Declares that `run` honours [`SetupContext::window_ns`](crate::SetupContext::window_ns) (run style).

@@ -73,8 +73,9 @@ pub const API_VERSION: &str = abi::API_VERSION;
 /// Re-exports the generated code needs; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::abi::{Entry, PluginRef, info, new_rig, root_module};
+    pub use crate::abi::{Entry, PluginRef, guard, info, new_rig, root_module};
     pub use abi_stable::library::{__call_root_module_loader, CheckTypeLayout, LibHeader, RootModuleResult};
+    pub use abi_stable::sabi_trait::TD_Opaque;
     pub use abi_stable::std_types::{RResult, RStr, RString};
 }
 
@@ -89,10 +90,20 @@ pub mod __private {
 #[macro_export]
 macro_rules! export_rigs {
     ($($rig:ty),+ $(,)?) => {
+        $crate::export_entries!([$($crate::__private::Entry::of::<$rig>()),+]);
+    };
+}
+
+/// Exports the rigs of `[ENTRY, ...]` (each a `__private::Entry`) from this `cdylib`: what [`export_rigs!`]
+/// expands to, for a crate that makes its entries otherwise (benchhost-criterion's bench targets).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! export_entries {
+    ([$($entry:expr),+ $(,)?]) => {
         const _: () = {
             use $crate::__private as __p;
 
-            const ENTRIES: &[__p::Entry] = &[$(__p::Entry::of::<$rig>()),+];
+            const ENTRIES: &[__p::Entry] = &[$($entry),+];
 
             extern "C" fn info() -> __p::RString {
                 let profile = if cfg!(debug_assertions) { "debug" } else { "release" };

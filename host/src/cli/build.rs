@@ -16,28 +16,40 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 use crate::analysis::layouts::{POOL, pool_for};
+use crate::cli::build_benches::{self, BenchPlugin};
 use crate::plugin::relink::{Recipe, WRAPPER_ENV};
 use crate::plugin::variants::{self, Variants};
 
-/// `benchhost build [--layouts N] [CARGO_ARGS]...`: `cargo build --release CARGO_ARGS` under the wrapper, then
-/// `N` layouts of each library it can link again, for each side a comparison may put it on.
-pub fn build(layouts: u32, cargo_args: &[String]) -> Result<ExitCode> {
+/// `benchhost build [--layouts N] [--benches] [CARGO_ARGS]...`: `cargo build --release CARGO_ARGS` under the
+/// wrapper (with `--benches`, each bench target also as a plugin: [`build_benches`]), then `N` layouts of each
+/// library it can link again, for each side a comparison may put it on.
+pub fn build(layouts: u32, benches: bool, cargo_args: &[String]) -> Result<ExitCode> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let built = target_dir(&cargo, cargo_args)?.join("release");
     let wrapper = wrapper_in(&built)?;
+    let targets = if benches { build_benches::bench_targets(&cargo, cargo_args)? } else { Vec::new() };
+    if benches && targets.is_empty() {
+        bail!("--benches: the workspace has no bench target (`[[bench]]`, or a file under benches/)");
+    }
     let started = std::time::Instant::now();
-    let status = Command::new(&cargo)
-        .args(["build", "--release"])
-        .args(cargo_args)
-        .env("RUSTC_WORKSPACE_WRAPPER", &wrapper)
-        .env(WRAPPER_ENV, "1")
-        .status()
-        .context("running cargo")?;
+    let mut status = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
+    let plugin =
+        |t: &build_benches::BenchTarget| built.join(build_benches::DIR).join(format!("lib{}.so", t.crate_name));
+    let missing: Vec<_> = targets.iter().filter(|t| !plugin(t).is_file()).collect();
+    if status.success() && !missing.is_empty() {
+        // cargo does not compile a bench it finds fresh, and its plugin is made only when it is compiled.
+        for target in &missing {
+            let file = std::fs::File::options().write(true).open(&target.source)?;
+            file.set_modified(std::time::SystemTime::now())?;
+        }
+        status = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
+    }
     if !status.success() {
         return Ok(ExitCode::from(status.code().map_or(1, |c| c.clamp(1, 255) as u8)));
     }
     eprintln!("built in {:.1} s", started.elapsed().as_secs_f64());
-    let libraries = linkable(&built)?;
+    let mut libraries = linkable(&built)?;
+    libraries.extend(linkable(&built.join(build_benches::DIR))?);
     if libraries.is_empty() {
         bail!(
             "{}: no plugin library with its link line: was each built under this wrapper (not a plain `cargo \
@@ -61,9 +73,29 @@ pub fn build(layouts: u32, cargo_args: &[String]) -> Result<ExitCode> {
             String::new()
         };
         eprintln!("{}: its link kept; {made} layouts linked now{per}", library.display());
-        eprintln!("  {}", kept(bytes, &built));
+        eprintln!("  {}", kept(bytes, library.parent().unwrap_or(&built)));
+    }
+    if benches {
+        return build_benches::report(&built.join(build_benches::DIR));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo build --release CARGO_ARGS` under the wrapper; with bench `targets`, `--benches` too, the wrapper told
+/// their sources.
+fn cargo_build(
+    cargo: &OsString,
+    wrapper: &Path,
+    targets: &[build_benches::BenchTarget],
+    cargo_args: &[String],
+) -> Result<std::process::ExitStatus> {
+    let mut command = Command::new(cargo);
+    command.args(["build", "--release"]).args(cargo_args).env("RUSTC_WORKSPACE_WRAPPER", wrapper).env(WRAPPER_ENV, "1");
+    if !targets.is_empty() {
+        let sources: Vec<String> = targets.iter().map(|t| t.source.display().to_string()).collect();
+        command.arg("--benches").env(build_benches::BENCHES_ENV, sources.join("\n"));
+    }
+    command.status().context("running cargo")
 }
 
 /// What a library of `bytes` in the build `built` keeps on disk: a layout is as large as the library, and runs
@@ -182,7 +214,40 @@ pub fn wrap_rustc(args: &[OsString]) -> ExitCode {
         eprintln!("benchhost build: {e:#}");
         return ExitCode::from(1);
     }
+    if let (true, Some(plugin)) = (status.success(), BenchPlugin::of(&words))
+        && let Err(e) = compile_plugin(rustc, &plugin)
+    {
+        eprintln!("benchhost build: {e:#}");
+        return ExitCode::from(1);
+    }
     ExitCode::from(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
+/// Compiles a bench target again as its plugin library, its link kept, into `release/benches/lib<crate>.so`.
+fn compile_plugin(rustc: &OsString, plugin: &BenchPlugin) -> Result<()> {
+    let link = kept_link(&plugin.args).context("a bench plugin's compile keeps its link")?;
+    std::fs::create_dir_all(link.dir())?;
+    std::fs::create_dir_all(plugin.dir.join("deps"))?;
+    let out = Command::new(rustc)
+        .args(&plugin.args)
+        .args(["-C", "save-temps", &format!("--print=link-args={}", link.file.display())])
+        .output()
+        .with_context(|| format!("running {}", rustc.to_string_lossy()))?;
+    if !out.status.success() {
+        bail!(
+            "bench target `{}` compiled, but not as a plugin library (a cdylib):\n{}",
+            plugin.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    link.finish()?;
+    let printed = std::fs::read_to_string(&link.file)?;
+    let made = Recipe::parse(&printed)?.output();
+    let library = plugin.library();
+    let _ = std::fs::remove_file(&library);
+    std::fs::hard_link(&made, &library)
+        .or_else(|_| std::fs::copy(&made, &library).map(drop))
+        .with_context(|| format!("placing {} at {}", made.display(), library.display()))
 }
 
 /// The link a wrapped rustc keeps: of crate `name`, built into `out_dir`, its line printed into `file`.
@@ -221,13 +286,7 @@ impl KeptLink {
 
 /// What to keep of rustc's compile `args`: the link of a `cdylib` (`--crate-type cdylib`), none otherwise.
 fn kept_link(args: &[String]) -> Option<KeptLink> {
-    let value = |flag: &str| {
-        args.iter().enumerate().find_map(|(i, a)| match a.strip_prefix(flag) {
-            Some("") => args.get(i + 1).cloned(),
-            Some(v) => v.strip_prefix('=').map(str::to_owned),
-            None => None,
-        })
-    };
+    let value = |flag: &str| build_benches::value(args, flag);
     let cdylib = args.windows(2).any(|w| w[0] == "--crate-type" && w[1].split(',').any(|t| t == "cdylib"))
         || args.iter().any(|a| a.strip_prefix("--crate-type=").is_some_and(|t| t.split(',').any(|t| t == "cdylib")));
     if !cdylib {

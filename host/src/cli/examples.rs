@@ -24,7 +24,8 @@ pub const BISECT: &str = "Examples:
 /// `benchhost build`.
 pub const BUILD: &str = "Examples:
   benchhost build -p rig-wal                       # cargo build --release -p rig-wal, its link kept
-  benchhost build --layouts 10 -p rig-lakehouse    # and 10 layouts a side linked now";
+  benchhost build --layouts 10 -p rig-lakehouse    # and 10 layouts a side linked now
+  benchhost build --benches                        # each bench target also as target/release/benches/lib<target>.so";
 
 /// `benchhost plan`.
 pub const PLAN: &str = "Examples:

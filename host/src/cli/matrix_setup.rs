@@ -175,7 +175,10 @@ pub(crate) fn discover(dirs: &PluginDirs, config: Option<&Config>, notes: bool) 
     }
     let exe = current_exe()?;
     let env_path = std::env::var("BENCHHOST_PLUGIN_PATH").ok();
-    let search = Loader::search_path(&dirs.plugin_dirs, env_path.as_deref(), &exe);
+    // `benchhost build --benches`'s plugins of the build here, after the directories named.
+    let named: Vec<PathBuf> =
+        dirs.plugin_dirs.iter().cloned().chain(crate::cli::build_benches::plugins_here()).collect();
+    let search = Loader::search_path(&named, env_path.as_deref(), &exe);
     let trust = Trust {
         allow_writable: dirs.allow_writable_plugins,
         pins: config.map(|c| c.pins.clone()).unwrap_or_default(),

@@ -5,6 +5,7 @@ mod accept;
 mod args;
 mod bisect;
 mod build;
+mod build_benches;
 mod calibrate;
 mod check;
 mod delegate;
@@ -122,6 +123,10 @@ pub(crate) enum Command {
         /// it needs again), and build nothing.
         #[arg(long)]
         free_layouts: bool,
+        /// Also build each bench target of the workspace as a plugin (`target/release/benches/lib<target>.so`):
+        /// a Criterion suite whose `criterion` is benchhost-criterion runs as a rig per target, a cell per id.
+        #[arg(long, conflicts_with = "free_layouts")]
+        benches: bool,
         /// cargo build's own arguments (-p, --manifest-path, --features ...).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO_ARGS")]
         cargo_args: Vec<String>,
@@ -323,7 +328,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             crate::cli::check::check(&path, allow_writable_plugins, deadline)
         }
         Command::Build { free_layouts: true, cargo_args, .. } => build::free_layouts(&cargo_args),
-        Command::Build { layouts, cargo_args, .. } => build::build(layouts, &cargo_args),
+        Command::Build { layouts, benches, cargo_args, .. } => build::build(layouts, benches, &cargo_args),
         Command::NewRig { name, path, api_path, api_version } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let api = crate::cli::scaffold::Api::choose(api_path, api_version);

@@ -222,6 +222,11 @@ fn points(
     let mut base: BTreeMap<String, Value> =
         descriptor.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
     let mut axes: IndexMap<String, Vec<Value>> = IndexMap::new();
+    // Without a table, a rig that declares it runs a cell per value of one parameter (a bench target's ids).
+    let every = descriptor.cell_per.as_ref().filter(|_| entry.is_none());
+    if let Some(param) = every.and_then(|name| descriptor.params.iter().find(|p| &p.name == name)) {
+        axes.insert(param.name.clone(), param.allowed.clone().unwrap_or_else(|| vec![param.default.clone()]));
+    }
     let empty = RigEntry::default();
     let entry = entry.unwrap_or(&empty);
     for (key, value) in &entry.params {

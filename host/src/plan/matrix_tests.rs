@@ -34,7 +34,10 @@ fn catalog() -> Fake {
         "zstd",
         &["none", "lz4", "zstd"],
     ));
-    Fake { rigs: vec![kafka, wal] }
+    let bench = Descriptor::iterations("sorting", "a bench target")
+        .param(Param::choice("id", "sort/10", &["sort/10", "sort/1000", "dedup"]))
+        .cell_per("id");
+    Fake { rigs: vec![kafka, wal, bench] }
 }
 
 fn expand_text(text: &str, overrides: &Overrides) -> Result<Vec<Cell>, String> {
@@ -349,4 +352,18 @@ fn a_parameter_set_where_it_means_nothing_is_refused_naming_both() {
     let set = vec![("order".to_string(), "attested".to_string())];
     let err = expand_with("[rig.querier]\n", set).unwrap_err();
     assert!(err.starts_with("--set: `order = attested` of rig `querier`"), "{err}");
+}
+
+#[test]
+fn a_bench_target_without_a_table_runs_a_cell_per_id_and_a_table_or_a_set_narrows_it() {
+    let ids = |text: &str, overrides: &Overrides| -> Vec<String> {
+        let cells = expand_text(text, overrides).unwrap();
+        cells.iter().map(|c| c.params["id"].as_str().unwrap().to_string()).collect()
+    };
+    let named = Overrides { rigs: vec!["sorting".into()], ..Overrides::default() };
+    assert_eq!(ids("", &named), ["sort/10", "sort/1000", "dedup"], "every id, in the order listed");
+    assert_eq!(ids("[rig.sorting]\nmatrix = { id = [\"dedup\"] }\n", &named), ["dedup"], "a table says which");
+    let set = Overrides { sets: vec![("id".into(), "sort/10".into())], ..named };
+    assert_eq!(ids("", &set), ["sort/10"], "--set picks one");
+    assert_eq!(expand_text("[rig.wal]\n", &Overrides::default()).unwrap().len(), 1, "other rigs: their defaults");
 }
