@@ -45,8 +45,37 @@ fn methods(c: &mut Criterion) {
         b.iter_with_setup(sleepy, |v| CALLS.fetch_add(v.len() as u64 / 3, Ordering::SeqCst))
     });
     c.bench_function("large_drop", |b| b.iter_with_large_drop(|| CALLS.fetch_add(1, Ordering::SeqCst)));
+    #[cfg(feature = "async")]
+    {
+        let runner = Spin;
+        c.bench_function("async", |b| b.to_async(&runner).iter(|| async { CALLS.fetch_add(1, Ordering::SeqCst) }));
+        c.bench_function("async_batched", |b| {
+            b.to_async(&runner).iter_batched(
+                sleepy,
+                |v| async move { CALLS.fetch_add(v.len() as u64 / 3, Ordering::SeqCst) },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     c.bench_function("no_iter", |_b| {});
     c.bench_function("panics", |b| b.iter(|| panic!("the routine broke")));
+}
+
+/// An executor that polls a future to its end on the calling thread: enough for futures that never wait.
+#[cfg(feature = "async")]
+struct Spin;
+
+#[cfg(feature = "async")]
+impl criterion::async_executor::AsyncExecutor for &Spin {
+    fn block_on<T>(&self, future: impl std::future::Future<Output = T>) -> T {
+        let mut future = std::pin::pin!(future);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+                return value;
+            }
+        }
+    }
 }
 
 fn methods_group() {
@@ -82,7 +111,7 @@ fn the_ids_are_criterions_and_a_throughput_is_a_rate_of_its_cells() {
     let id = d.params.iter().find(|p| p.name == "id").unwrap();
     let ids: Vec<&str> = id.allowed.as_ref().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(ids[..4], ["iter", "iter_custom", "batched/value/small", "batched/ref/small"]);
-    assert_eq!(ids.len(), 12);
+    assert_eq!(ids.len(), if cfg!(feature = "async") { 14 } else { 12 });
     assert_eq!(d.cell_per.as_deref(), Some("id"));
     let rate = d.metrics.iter().find(|m| m.name == "bytes_per_s").unwrap();
     assert_eq!(rate.only_where.as_ref().unwrap().values.len(), 6, "the batched group's six");
@@ -153,4 +182,63 @@ fn a_bench_that_times_nothing_or_panics_fails_its_cell_with_the_reason() {
     assert!(err.message.contains("the routine broke"), "{}", err.message);
     let err = setup("not/an/id").err().unwrap();
     assert!(err.message.contains("reaches no benchmark `not/an/id`"), "{}", err.message);
+}
+
+#[cfg(feature = "async")]
+#[test]
+fn an_async_routine_runs_the_iterations_asked_its_setup_untimed() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rig = setup("async").unwrap();
+    let before = CALLS.load(Ordering::SeqCst);
+    measure(&mut rig, 100).unwrap();
+    assert_eq!(CALLS.load(Ordering::SeqCst) - before, 100);
+    teardown(&mut rig);
+    let mut rig = setup("async_batched").unwrap();
+    let (calls, setups) = (CALLS.load(Ordering::SeqCst), SETUPS.load(Ordering::SeqCst));
+    let elapsed = measure(&mut rig, 20).unwrap();
+    assert_eq!((CALLS.load(Ordering::SeqCst) - calls, SETUPS.load(Ordering::SeqCst) - setups), (20, 20));
+    assert!(elapsed < (20 * SLEEP).as_nanos() as u64 / 2, "{elapsed} ns holds the setups' sleep");
+    teardown(&mut rig);
+}
+
+/// A measurement of its own, as a suite that counts cycles has one.
+struct Ticks;
+
+impl criterion::measurement::Measurement for Ticks {
+    type Intermediate = ();
+    type Value = u64;
+    fn start(&self) {}
+    fn end(&self, _: ()) -> u64 {
+        1
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+    fn formatter(&self) -> &dyn criterion::measurement::ValueFormatter {
+        criterion::measurement::WallTime.formatter()
+    }
+}
+
+fn ticks_group() {
+    let mut c = Criterion::default().with_measurement(Ticks).configure_from_args();
+    c.bench_function("ticks", |b| b.iter(|| 1 + 1));
+}
+
+struct Custom;
+impl Suite for Custom {
+    const NAME: &'static str = "custom";
+    const GROUPS: &'static [fn()] = &[ticks_group];
+    const DIR: &'static str = env!("CARGO_MANIFEST_DIR");
+}
+
+#[test]
+fn a_custom_measurement_is_refused_by_name_not_timed() {
+    let err = (entry::<Custom>().create)(r#"{"id": "ticks"}"#, "{}").err().unwrap();
+    assert!(err.message.contains("tests::Ticks`, a custom `Measurement`"), "{}", err.message);
 }
