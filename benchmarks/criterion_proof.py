@@ -8,8 +8,12 @@ Parts (each saved to OUT/proof.json as soon as it ends; a rerun with the same OU
           `benchhost build --benches` of the renamed copy (cold, then warm after touching one bench file, beside
           `cargo bench --no-run` warm), and a `--quick` run of every id of every bench target: a measurement per
           id listed, no failure.
+  aa      per id of --aa (`CRATE:RIG:ID;...`, three a crate): the renamed copy's bench plugin relinked with link seeds
+          1001 and 1002 (two builds of identical source that differ in their link alone, as layout_proof.py
+          makes them), compared 40 times over layouts (`run --against`, the default `--layouts auto`), half in
+          each role order: `no_change` at least 38, no `regressed` or `improved`.
 
-usage: python3 benchmarks/criterion_proof.py [--parts suites] [--crates arrow-array,arrow-buffer]
+usage: python3 benchmarks/criterion_proof.py [--parts suites,aa] [--crates arrow-array,arrow-buffer] [--aa "CRATE:RIG:ID;..."]
                                              [--out ~/.cache/benchhost/criterion-proof]
 """
 import argparse, glob, json, os, re, shutil, subprocess, sys, time
@@ -54,7 +58,7 @@ def sh(args, cwd, env=None, timed=False):
 
 def listed(copy, env):
     """`cargo bench -- --list`: each bench target's ids, as Criterion prints them (`ID: benchmark`)."""
-    out = sh(["cargo", "bench", "--offline", "--", "--list"], copy, env)
+    out = sh(["cargo", "bench", "--", "--list"], copy, env)
     return sorted(line[: -len(": benchmark")] for line in out.stdout.splitlines() if line.endswith(": benchmark"))
 
 
@@ -68,21 +72,22 @@ def suites(crate, out_dir, bh):
         shutil.copytree(registry_copy(crate), copy)
         manifest = os.path.join(copy, "Cargo.toml")
         if kind == "renamed":
+            text = renamed(manifest)
             with open(manifest, "w") as f:
-                f.write(renamed(manifest))
+                f.write(text)
         # A workspace of its own, whatever encloses OUT.
         with open(manifest, "a") as f:
             f.write("\n[workspace]\n")
         env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(copy, "target"))
         copies[kind] = (copy, env)
-        _, row[f"{kind}_no_run_cold_s"] = sh(["cargo", "bench", "--offline", "--no-run"], copy, env, timed=True)
+        _, row[f"{kind}_no_run_cold_s"] = sh(["cargo", "bench", "--no-run"], copy, env, timed=True)
         row[f"{kind}_ids"] = listed(copy, env)
     row["same_ids"] = row["plain_ids"] == row["renamed_ids"]
     copy, env = copies["renamed"]
-    _, row["build_benches_cold_s"] = sh([bh, "build", "--benches", "--offline"], copy, env, timed=True)
+    _, row["build_benches_cold_s"] = sh([bh, "build", "--benches"], copy, env, timed=True)
     bench = sorted(glob.glob(os.path.join(copy, "benches", "*.rs")))[0]
-    for what, args in (("build_benches_warm_s", [bh, "build", "--benches", "--offline"]),
-                       ("cargo_no_run_warm_s", ["cargo", "bench", "--offline", "--no-run"])):
+    for what, args in (("build_benches_warm_s", [bh, "build", "--benches"]),
+                       ("cargo_no_run_warm_s", ["cargo", "bench", "--no-run"])):
         os.utime(bench)
         _, row[what] = sh(args, copy, env, timed=True)
     stream = os.path.join(out_dir, f"{crate}.jsonl")
@@ -104,10 +109,42 @@ def suites(crate, out_dir, bh):
     return row
 
 
+def aa(crate, rig, bench_id, out_dir, bh, comparisons, done):
+    """Part `aa` for one id: `comparisons` A/A comparisons over layouts of two link seeds of one build, appended
+    to `done` (a list kept in the proof) as each ends."""
+    sys.path.insert(0, HERE)
+    import layout_proof
+    lib = f"lib{rig}.so"
+    copy = os.path.join(out_dir, "suites", f"{crate}-renamed")
+    plugins = os.path.join(copy, "target", "release", "benches")
+    sides = {seed: os.path.join(out_dir, "aa", rig, str(seed)) for seed in (1001, 1002)}
+    for seed, into in sides.items():
+        if not os.path.exists(os.path.join(into, lib)):
+            layout_proof.build_dir(lib, os.path.join(plugins, "layouts"), seed, into)
+    stream = os.path.join(out_dir, "aa", "run.jsonl")
+    label = "id=" + re.escape(bench_id) + "$"
+    while len(done) < comparisons:
+        new, old = (sides[1001], sides[1002]) if len(done) % 2 == 0 else (sides[1002], sides[1001])
+        if os.path.exists(stream):
+            os.remove(stream)
+        started = time.monotonic()
+        sh([bh, "run", label, "--plugin", rig, "--no-previous", "-q", "--out", stream, "--plugin-dir", new,
+            "--against", old], copy, dict(os.environ, CARGO_TARGET_DIR=os.path.join(copy, "target")))
+        wall = time.monotonic() - started
+        verdict = next(json.loads(line)["verdict"] for line in open(stream)
+                       if json.loads(line)["kind"] == "verdict" and json.loads(line)["verdict"].get("metric") == "time")
+        layouts = verdict.get("method", {}).get("layouts") or {}
+        done.append({"wall_s": round(wall, 2), "decision": verdict["decision"], "ratio": verdict.get("ratio"),
+                     "ci95": verdict.get("ci95"), "new": os.path.basename(new), "pairs": layouts.get("pairs")})
+        yield
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--parts", default="suites")
     p.add_argument("--crates", default="arrow-array,arrow-buffer")
+    p.add_argument("--aa", default="", help="CRATE:RIG:ID;... (the ids of part aa; ids may hold commas)")
+    p.add_argument("--comparisons", type=int, default=40)
     p.add_argument("--out", default=os.path.expanduser("~/.cache/benchhost/criterion-proof"))
     p.add_argument("--benchhost", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
                                                        "release", "benchhost"))
@@ -123,6 +160,16 @@ def main():
             row = proof[crate]["suites"]
             print(f"{crate}: {len(row['renamed_ids'])} ids, same as Criterion's: {row['same_ids']}, every id ran: "
                   f"{row['every_id_ran']}, failures: {len(row['failures'])}")
+    if "aa" in args.parts.split(","):
+        for item in filter(None, args.aa.split(";")):
+            crate, rig, bench_id = item.split(":", 2)
+            done = proof.setdefault(crate, {}).setdefault("aa", {}).setdefault(f"{rig}:{bench_id}", [])
+            for _ in aa(crate, rig, bench_id, args.out, args.benchhost, args.comparisons, done):
+                with open(path, "w") as f:
+                    json.dump(proof, f, indent=1)
+            decisions = [c["decision"] for c in done]
+            print(f"{item}: no_change {decisions.count('no_change')}/{len(done)}, "
+                  f"alarms {decisions.count('regressed') + decisions.count('improved')}")
 
 
 if __name__ == "__main__":

@@ -289,7 +289,31 @@ def layout_pools_of_7():
             f"alarms), its CI95 holding 1 in {held}, at {wall(runs):.1f} s a comparison (built {row['aa_pools_of_7_built']})")
 
 
+def criterion_suites():
+    """Issue 82's registry suites: their ids against Criterion's, each run, and the cost of the plugins."""
+    parts = []
+    for crate, row in load("criterion-proof.json").items():
+        s = row["suites"]
+        ran = "each measured" if s["every_id_ran"] else f"{len(s['measured_ids'])} measured"
+        parts.append(f"{crate} {s['version']}: {len(s['renamed_ids'])} ids in {len(s['rigs'])} bench targets, "
+                     f"{'the same' if s['same_ids'] else 'not the same'} as Criterion lists them, {ran}, "
+                     f"{len(s['failures'])} failures")
+    return "; ".join(parts)
+
+
+def criterion_cost():
+    """`benchhost build --benches` beside `cargo bench --no-run`, arrow-array's."""
+    s = load("criterion-proof.json")["arrow-array"]["suites"]
+    return (f"`cargo bench --no-run` took {seconds(s['plain_no_run_cold_s'])} cold with Criterion and "
+            f"{seconds(s['renamed_no_run_cold_s'])} with the rename; `benchhost build --benches` then "
+            f"{seconds(s['build_benches_cold_s'])}; after one bench file changed, {seconds(s['build_benches_warm_s'])} "
+            f"against `cargo bench --no-run`'s {seconds(s['cargo_no_run_warm_s'])}; a `--quick` run of all "
+            f"{len(s['renamed_ids'])} ids, {seconds(s['run_all_quick_s'])}")
+
+
 FIGURES = {
+    "criterion-suites": criterion_suites,
+    "criterion-cost": criterion_cost,
     "kafka-records": kafka_records,
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,

@@ -51,10 +51,12 @@ impl Timed {
         self.elapsed = Some(self.elapsed.unwrap_or_default() + elapsed);
     }
 
+    #[cfg(feature = "async")]
     pub(crate) fn iters(&self) -> u64 {
         self.iters
     }
 
+    #[cfg(feature = "async")]
     pub(crate) fn fail(&mut self, why: String) {
         self.failure = Some(why);
     }

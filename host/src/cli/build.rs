@@ -72,7 +72,11 @@ pub fn build(layouts: u32, benches: bool, cargo_args: &[String]) -> Result<ExitC
         } else {
             String::new()
         };
-        eprintln!("{}: its link kept; {made} layouts linked now{per}", library.display());
+        let bench = library.parent().is_some_and(|d| d.ends_with(build_benches::DIR));
+        if bench && made == 0 {
+            continue; // a bench plugin's line is `report`'s, its layouts linked as comparisons need them
+        }
+        eprintln!("{}: its link kept; {made} layouts linked now{per}", shown(library));
         eprintln!("  {}", kept(bytes, library.parent().unwrap_or(&built)));
     }
     if benches {
@@ -98,6 +102,13 @@ fn cargo_build(
     command.status().context("running cargo")
 }
 
+/// `path` as a user reads it: relative to the current directory when it is under it.
+pub(crate) fn shown(path: &Path) -> String {
+    let here = std::env::current_dir().ok();
+    let relative = here.as_deref().and_then(|h| path.strip_prefix(h).ok());
+    relative.unwrap_or(path).display().to_string()
+}
+
 /// What a library of `bytes` in the build `built` keeps on disk: a layout is as large as the library, and runs
 /// link those they draw as they need them, up to both sides' pools.
 fn kept(bytes: u64, built: &Path) -> String {
@@ -109,7 +120,7 @@ fn kept(bytes: u64, built: &Path) -> String {
         mib(bytes),
         2 * pool,
         mib(2 * pool as u64 * bytes),
-        built.join(variants::DIR).display()
+        shown(&built.join(variants::DIR))
     )
 }
 

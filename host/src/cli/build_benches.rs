@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+use crate::cli::build::shown;
 use crate::plugin::loader::{Loader, Trust};
 
 /// The bench targets' source files, one per line, in the environment of the wrapped rustc.
@@ -124,21 +125,21 @@ pub fn report(dir: &Path) -> Result<ExitCode> {
     for plugin in &loader.plugins {
         for rig in &plugin.info.rigs {
             let ids = rig.params.iter().find(|p| p.name == "id").and_then(|p| p.allowed.as_ref()).map_or(0, Vec::len);
-            eprintln!("{}: rig `{}`, {ids} benchmarks", plugin.path.display(), rig.name);
+            eprintln!("{}: rig `{}`, {ids} benchmarks, its link kept for layouts", shown(&plugin.path), rig.name);
         }
     }
     for rejected in &loader.rejected {
         eprintln!(
             "{}: not a benchhost plugin: {} (a bench target runs under benchhost when its `criterion_main!` is \
              benchhost-criterion's, renamed in as `criterion`; a hand-written `main` cannot be run)",
-            rejected.path.display(),
+            shown(&rejected.path),
             rejected.reason
         );
     }
     if loader.plugins.is_empty() {
         bail!("{}: no bench target is a benchhost plugin", dir.display());
     }
-    eprintln!("run them: `benchhost run --plugin RIG` here, or `--plugin-dir {}` from elsewhere", dir.display());
+    eprintln!("run them: `benchhost run --plugin RIG` here, or with `--plugin-dir {}` from elsewhere", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
