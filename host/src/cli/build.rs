@@ -16,7 +16,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 use crate::analysis::layouts::{POOL, pool_for};
-use crate::cli::build_benches::{self, BenchPlugin};
+use crate::cli::build_benches::{self, BenchPlugin, shown};
 use crate::plugin::relink::{Recipe, WRAPPER_ENV};
 use crate::plugin::variants::{self, Variants};
 
@@ -100,13 +100,6 @@ fn cargo_build(
         command.arg("--benches").env(build_benches::BENCHES_ENV, sources.join("\n"));
     }
     command.status().context("running cargo")
-}
-
-/// `path` as a user reads it: relative to the current directory when it is under it.
-pub(crate) fn shown(path: &Path) -> String {
-    let here = std::env::current_dir().ok();
-    let relative = here.as_deref().and_then(|h| path.strip_prefix(h).ok());
-    relative.unwrap_or(path).display().to_string()
 }
 
 /// What a library of `bytes` in the build `built` keeps on disk: a layout is as large as the library, and runs

@@ -12,7 +12,6 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::build::shown;
 use crate::plugin::loader::{Loader, Trust};
 
 /// The bench targets' source files, one per line, in the environment of the wrapped rustc.
@@ -141,6 +140,13 @@ pub fn report(dir: &Path) -> Result<ExitCode> {
     }
     eprintln!("run them: `benchhost run --plugin RIG` here, or with `--plugin-dir {}` from elsewhere", dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` as a user reads it: relative to the current directory when it is under it.
+pub fn shown(path: &Path) -> String {
+    let here = std::env::current_dir().ok();
+    let relative = here.as_deref().and_then(|h| path.strip_prefix(h).ok());
+    relative.unwrap_or(path).display().to_string()
 }
 
 /// The directory of bench plugins of the current directory's build (`CARGO_TARGET_DIR`, else `target`), when
