@@ -135,7 +135,9 @@ def aa(crate, rig, bench_id, out_dir, bh, comparisons, done):
                        if json.loads(line)["kind"] == "verdict" and json.loads(line)["verdict"].get("metric") == "time")
         layouts = verdict.get("method", {}).get("layouts") or {}
         done.append({"wall_s": round(wall, 2), "decision": verdict["decision"], "ratio": verdict.get("ratio"),
-                     "ci95": verdict.get("ci95"), "new": os.path.basename(new), "pairs": layouts.get("pairs")})
+                     "ci95": verdict.get("ci95"), "new": os.path.basename(new), "pairs": layouts.get("pairs"),
+                     "between_layouts": layouts.get("between_layouts"),
+                     "between_processes": layouts.get("between_processes")})
         yield
 
 

@@ -311,7 +311,41 @@ def criterion_cost():
             f"{len(s['renamed_ids'])} ids, {seconds(s['run_all_quick_s'])}")
 
 
+def criterion_aa():
+    """Issue 82's A/A over layouts (two link seeds of one build) on ids of the registry suites, a row per id."""
+    rows = ["| suite | bench target: id | comparisons | `no_change` | `inconclusive` | alarms | CI95 holds 1 | wall (median) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for crate, proof in load("criterion-proof.json").items():
+        for key, runs in proof.get("aa", {}).items():
+            decisions = [c["decision"] for c in runs]
+            held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
+            alarms = decisions.count("regressed") + decisions.count("improved")
+            rig, bench_id = key.split(":", 1)
+            rows.append(f"| {crate} | {rig}: `{bench_id}` | {len(runs)} | {decisions.count('no_change')} | "
+                        f"{decisions.count('inconclusive')} | {alarms} | {held} | "
+                        f"{seconds(statistics.median(c['wall_s'] for c in runs))} |")
+    return "\n".join(rows)
+
+
+def criterion_processes():
+    """Criterion itself on the noisiest id of the A/A, one process a run: how far its estimates lie apart."""
+    row = load("criterion-proof.json")["arrow-array"]["criterion_processes"]
+    middles = [e[1] for e in row["estimates_us"]]
+    return f"{min(middles):.2f} µs to {max(middles):.2f} µs in {len(middles)} processes"
+
+
+def criterion_aa_summary():
+    """The A/A over layouts of the registry suites, all ids at once."""
+    runs = [c for proof in load("criterion-proof.json").values() for v in proof.get("aa", {}).values() for c in v]
+    alarms = sum(c["decision"] in ("regressed", "improved") for c in runs)
+    held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
+    return f"{alarms} of {len(runs)} comparisons called identical source `regressed` or `improved`, and the CI95 held 1 in {held}"
+
+
 FIGURES = {
+    "criterion-aa-summary": criterion_aa_summary,
+    "criterion-processes": criterion_processes,
+    "criterion-aa": criterion_aa,
     "criterion-suites": criterion_suites,
     "criterion-cost": criterion_cost,
     "kafka-records": kafka_records,
