@@ -1,6 +1,7 @@
 //! The command line as a user meets it: the wal rig end to end, config errors, reading result streams.
 
 use crate::support::{Sandbox, quick_run_of_repo_matrix, workspace_plugins};
+use benchhost_plugin_api::open_loop::{SUSTAIN_MARGIN, SUSTAIN_STALL, SUSTAIN_STALL_SHARE};
 use benchhost_record::Kind;
 use predicates::prelude::*;
 
@@ -153,9 +154,9 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
     let arms: Vec<String> = records.iter().map(|r| format!("{} {}", r.variant["fsync"], r.variant["rate"])).collect();
     assert_eq!(arms, [r#""none" 0.0"#, r#""batch" 0.0"#, r#""always" 0.0"#, r#""batch" 5000.0"#, r#""batch" 20000.0"#]);
     for r in &records {
-        // Open loop: the achieved rate within the 5% a run may miss by, and both views of the latency; or, on a
-        // machine too loaded to hold the rate with a debug build, a failure that says so (never a latency of a
-        // lighter load).
+        // Open loop: the achieved rate within what a run may miss by (5%, or one stall of the run's time, at most
+        // a quarter: the rig's own rule), and both views of the latency; or, on a machine too loaded to hold the
+        // rate with a debug build, a failure that says so (never a latency of a lighter load).
         let rate = r.variant["rate"].as_f64().unwrap();
         if let Some(failure) = r.failure.as_ref().filter(|_| rate > 0.0) {
             assert!(failure.message.contains(&format!("could not sustain {},000/s", rate / 1000.0)), "{failure:?}");
@@ -164,7 +165,10 @@ fn the_wal_log_rig_replays_exactly_what_it_appended_in_every_fsync_mode() {
         assert_eq!(r.metrics.contains_key("p99_append_us_uncorrected"), rate > 0.0, "{:?}", r.variant);
         if rate > 0.0 {
             let achieved = r.metrics["achieved_per_s"].value;
-            assert!(achieved >= rate * 0.95 && achieved <= rate * 1.01, "{achieved} at {rate}");
+            let elapsed = 1000.0 / rate; // the quick table's records at the rate asked
+            let stall = (SUSTAIN_STALL.as_secs_f64() / elapsed).min(SUSTAIN_STALL_SHARE);
+            let least = rate * (1.0 - SUSTAIN_MARGIN.max(stall));
+            assert!(achieved >= least && achieved <= rate * 1.01, "{achieved} at {rate} (at least {least})");
         }
         assert_eq!(r.kind, Kind::Measurement, "{:?}", r.failure);
         assert_eq!(r.variant["records"], 1000, "the quick table's size is the one recorded");
