@@ -7,14 +7,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
 use std::thread::ThreadId;
 
+use benchhost_plugin_api::__private::{RResult, RString, TD_Opaque, guard};
 use benchhost_plugin_api::abi::{Entry, RigBox, RigObject, RigObject_TO};
 use benchhost_plugin_api::{Descriptor, Metric, Outcome, Param, RigError, Unit};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 use criterion::Throughput;
 use serde::Deserialize;
-
-use benchhost_plugin_api::__private::{RResult, RString, TD_Opaque, guard};
 
 use crate::session::{self, Command, Listed, Reply};
 
