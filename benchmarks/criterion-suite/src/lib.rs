@@ -22,7 +22,8 @@ fn spin_rounds(rounds: u64) {
     std::hint::black_box(x);
 }
 
-/// `text` as a number of rounds (0 when absent); a malformed value fails the build.
+/// `text` as a number of rounds (0 when absent); a malformed value fails the build. plugin-api's
+/// `slower::rounds` does the same for rigs; a suite like this one depends on Criterion alone, so it has its own.
 const fn parse(text: Option<&str>) -> u64 {
     let Some(text) = text else { return 0 };
     let (bytes, mut i, mut n) = (text.as_bytes(), 0, 0u64);
