@@ -73,6 +73,10 @@ pub struct Metric {
     /// gives it no verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixed_where: Vec<OnlyWhere>,
+    /// A rate reported only where the rig counts what it is a rate of: a cell whose outcome lacks the counter
+    /// has no such metric (a bench that sets no counter), where else a missing counter is the rig's error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub if_counted: bool,
 }
 
 impl Metric {
@@ -86,6 +90,7 @@ impl Metric {
             doc: String::new(),
             only_where: None,
             fixed_where: Vec::new(),
+            if_counted: false,
         }
     }
     /// A throughput: `counter` (work per iteration) over the time per iteration, higher is better.
@@ -99,6 +104,7 @@ impl Metric {
             doc: String::new(),
             only_where: None,
             fixed_where: Vec::new(),
+            if_counted: false,
         }
     }
     /// A counter of the outcome reported as a metric (for example encoded bytes), lower is better.
@@ -112,6 +118,7 @@ impl Metric {
             doc: String::new(),
             only_where: None,
             fixed_where: Vec::new(),
+            if_counted: false,
         }
     }
     /// The share `counter` / `of` of two counters of the outcome (the queries whose plan kept a sort, of all
@@ -135,6 +142,7 @@ impl Metric {
             doc: String::new(),
             only_where: None,
             fixed_where: Vec::new(),
+            if_counted: false,
         }
     }
     /// A value the rig measures itself in each run (run style).
@@ -147,6 +155,7 @@ impl Metric {
             doc: String::new(),
             only_where: None,
             fixed_where: Vec::new(),
+            if_counted: false,
         }
     }
     /// Sets the direction of goodness.
@@ -157,6 +166,12 @@ impl Metric {
     /// Sets the one-line description.
     pub fn doc(mut self, doc: &str) -> Self {
         self.doc = doc.into();
+        self
+    }
+    /// A rate (`Metric::rate`) reported only where the outcome has its counter: for a rig whose cells count
+    /// their work or not as their code decides (a Divan bench that calls `counter` or does not).
+    pub fn if_counted(mut self) -> Self {
+        self.if_counted = true;
         self
     }
     /// Reports the metric only in the cells where parameter `param` has one of `values`.

@@ -283,6 +283,10 @@ fn metrics(descriptor: &Descriptor, plan: &Plan, seen: &Seen<'_>, record: &mut R
                 let n = Some(times.len() as u64);
                 MetricValue { value: estimate.value, unit, higher_is_better: hib, ci95: estimate.ci95, n }
             }
+            // A rate of what a cell may count or not (`Metric::if_counted`): not counted, not reported.
+            (Source::Rate { counter: c }, Style::Iterations) if metric.if_counted && !outcome.contains_key(c) => {
+                continue;
+            }
             (Source::Rate { counter: c }, Style::Iterations) => {
                 let estimate = estimate.ok_or("no samples were taken")?;
                 let per_iteration = counter(c, &metric.name)? as f64;

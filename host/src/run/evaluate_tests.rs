@@ -246,3 +246,19 @@ fn a_counter_the_rig_did_not_report_leaves_its_metric_and_share_out() {
     assert!(!record.metrics.contains_key("missed") && !record.metrics.contains_key("kept"), "{:?}", record.metrics);
     assert!(record.metrics.contains_key("t"));
 }
+
+#[test]
+fn a_rate_of_a_counter_the_cell_may_not_count_is_absent_and_any_other_missing_counter_fails() {
+    // A Divan bench counts its work only when its code calls `counter`: its rates are `if_counted`.
+    let rig = |rate: Metric| Descriptor::iterations("r", "").metric(Metric::iter_time("t")).metric(rate);
+    let counted = rig(Metric::rate("chars_per_s", Unit::OpsPerSec, "chars").if_counted());
+    let record = evaluate(&cell(), &counted, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Measurement, "{:?}", record.failure);
+    assert!(!record.metrics.contains_key("chars_per_s") && record.metrics.contains_key("t"));
+    let bytes = rig(Metric::rate("bytes_per_s", Unit::MegabytesPerSec, "bytes").if_counted());
+    let record = evaluate(&cell(), &bytes, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    assert!(record.metrics.contains_key("bytes_per_s"), "counted: reported");
+    let plain = rig(Metric::rate("chars_per_s", Unit::OpsPerSec, "chars"));
+    let record = evaluate(&cell(), &plain, &child(healthy(1000), End::Exited(0)), &run_info(), None);
+    assert_eq!(record.kind, Kind::Failure, "a rate's missing counter is the rig's error");
+}
