@@ -32,17 +32,28 @@ pub fn build(layouts: u32, benches: bool, cargo_args: &[String]) -> Result<ExitC
         bail!("--benches: the workspace has no bench target (`[[bench]]`, or a file under benches/)");
     }
     let started = std::time::Instant::now();
-    let mut status = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
-    let plugin =
-        |t: &build_benches::BenchTarget| built.join(build_benches::DIR).join(format!("lib{}.so", t.crate_name));
-    let missing: Vec<_> = targets.iter().filter(|t| !plugin(t).is_file()).collect();
-    if status.success() && !missing.is_empty() {
-        // cargo does not compile a bench it finds fresh, and its plugin is made only when it is compiled.
-        for target in &missing {
+    let (mut status, mut executables) = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
+    let plugins = built.join(build_benches::DIR);
+    let stale = |executables: &std::collections::BTreeMap<String, String>| -> Vec<&build_benches::BenchTarget> {
+        let current = |t: &&build_benches::BenchTarget| {
+            executables.get(&t.crate_name).is_none_or(|exe| build_benches::is_current(&plugins, &t.crate_name, exe))
+        };
+        targets.iter().filter(|t| !current(t)).collect()
+    };
+    if status.success() && !stale(&executables).is_empty() {
+        // cargo does not compile a bench it finds fresh, and its plugin is made only when it is compiled: a
+        // plugin missing, or made by another build of the target (other features), is compiled again.
+        for target in stale(&executables) {
             let file = std::fs::File::options().write(true).open(&target.source)?;
             file.set_modified(std::time::SystemTime::now())?;
         }
-        status = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
+        (status, executables) = cargo_build(&cargo, &wrapper, &targets, cargo_args)?;
+        if let Some(target) = stale(&executables).first().filter(|_| status.success()) {
+            bail!(
+                "bench target `{}`: compiled again, its plugin is still not of cargo's build of it",
+                target.crate_name
+            );
+        }
     }
     if !status.success() {
         return Ok(ExitCode::from(status.code().map_or(1, |c| c.clamp(1, 255) as u8)));
@@ -86,20 +97,23 @@ pub fn build(layouts: u32, benches: bool, cargo_args: &[String]) -> Result<ExitC
 }
 
 /// `cargo build --release CARGO_ARGS` under the wrapper; with bench `targets`, `--benches` too, the wrapper told
-/// their sources.
+/// their sources, and the executable cargo made or found fresh of each ([`build_benches::executables`]).
 fn cargo_build(
     cargo: &OsString,
     wrapper: &Path,
     targets: &[build_benches::BenchTarget],
     cargo_args: &[String],
-) -> Result<std::process::ExitStatus> {
+) -> Result<(std::process::ExitStatus, std::collections::BTreeMap<String, String>)> {
     let mut command = Command::new(cargo);
     command.args(["build", "--release"]).args(cargo_args).env("RUSTC_WORKSPACE_WRAPPER", wrapper).env(WRAPPER_ENV, "1");
     if !targets.is_empty() {
         let sources: Vec<String> = targets.iter().map(|t| t.source.display().to_string()).collect();
-        command.arg("--benches").env(build_benches::BENCHES_ENV, sources.join("\n"));
+        // Its messages on stdout, read here; its diagnostics and progress on stderr, as without `--benches`.
+        command.args(["--benches", "--message-format=json-render-diagnostics"]).stdout(std::process::Stdio::piped());
+        command.env(build_benches::BENCHES_ENV, sources.join("\n"));
     }
-    command.status().context("running cargo")
+    let out = command.spawn().context("running cargo")?.wait_with_output().context("running cargo")?;
+    Ok((out.status, build_benches::executables(&out.stdout)))
 }
 
 /// What a library of `bytes` in the build `built` keeps on disk: a layout is as large as the library, and runs
@@ -251,7 +265,10 @@ fn compile_plugin(rustc: &OsString, plugin: &BenchPlugin) -> Result<()> {
     let _ = std::fs::remove_file(&library);
     std::fs::hard_link(&made, &library)
         .or_else(|_| std::fs::copy(&made, &library).map(drop))
-        .with_context(|| format!("placing {} at {}", made.display(), library.display()))
+        .with_context(|| format!("placing {} at {}", made.display(), library.display()))?;
+    // Written after the library: a build cut short between the two leaves a stamp that names no build of it.
+    let stamp = build_benches::stamp(&library);
+    std::fs::write(&stamp, &plugin.executable).with_context(|| format!("writing {}", stamp.display()))
 }
 
 /// The link a wrapped rustc keeps: of crate `name`, built into `out_dir`, its line printed into `file`.

@@ -5,7 +5,7 @@
 //! target, a cell per benchmark id. Only the bench target is compiled again: its dependencies are the rlibs
 //! cargo built for the executable.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -59,6 +59,9 @@ pub struct BenchPlugin {
     pub args: Vec<String>,
     /// `release/benches`.
     pub dir: PathBuf,
+    /// The executable this compile is of, as cargo names it in `release/deps` (`sorting-1a2b3c`): written
+    /// beside the library, so that a later build tells a plugin of another build of the target from its own.
+    pub executable: String,
 }
 
 impl BenchPlugin {
@@ -98,13 +101,44 @@ impl BenchPlugin {
                 _ => plugin_args.push(word.clone()),
             }
         }
-        Some(BenchPlugin { name, args: plugin_args, dir })
+        let executable = format!("{name}{}", args.iter().find_map(|a| a.strip_prefix("extra-filename=")).unwrap_or(""));
+        Some(BenchPlugin { name, args: plugin_args, dir, executable })
     }
 
     /// The library, where `run` finds it: `release/benches/lib<name>.so`.
     pub fn library(&self) -> PathBuf {
         self.dir.join(format!("lib{}.so", self.name))
     }
+}
+
+/// Where the executable a plugin library was compiled with is written: `lib<name>.so.from`.
+pub fn stamp(library: &Path) -> PathBuf {
+    library.with_extension("so.from")
+}
+
+/// The executable cargo's build made, or found fresh, of each bench target, by crate name, from its
+/// `--message-format=json` output (`sorting` → `sorting-1a2b3c`).
+pub fn executables(cargo_json: &[u8]) -> BTreeMap<String, String> {
+    let messages =
+        cargo_json.split(|b| *b == b'\n').filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok());
+    let benches = messages.filter(|m| {
+        m["reason"] == "compiler-artifact"
+            && m["target"]["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bench"))
+    });
+    benches
+        .filter_map(|m| {
+            let executable = Path::new(m["executable"].as_str()?).file_name()?.to_str()?.to_owned();
+            Some((m["target"]["name"].as_str()?.replace('-', "_"), executable))
+        })
+        .collect()
+}
+
+/// Whether the plugin of bench target `name` in `dir` was compiled with `executable`, cargo's build of the
+/// target now: a plugin of another build of it (other features, another profile's flags) is not, and cargo,
+/// finding the executable fresh, would not compile it again.
+pub fn is_current(dir: &Path, name: &str, executable: &str) -> bool {
+    let library = dir.join(format!("lib{name}.so"));
+    library.is_file() && std::fs::read_to_string(stamp(&library)).is_ok_and(|made| made == executable)
 }
 
 /// The value of rustc's `flag` in `args`, as `--flag VALUE` or `--flag=VALUE`.
@@ -130,7 +164,8 @@ pub fn report(dir: &Path) -> Result<ExitCode> {
     for rejected in &loader.rejected {
         eprintln!(
             "{}: not a benchhost plugin: {} (a bench target runs under benchhost when its `criterion_main!` is \
-             benchhost-criterion's, renamed in as `criterion`; a hand-written `main` cannot be run)",
+             benchhost-criterion's, renamed in as `criterion`, or its `#[divan::bench]` benchhost-divan's, \
+             renamed in as `divan`; a hand-written Criterion `main` cannot be run)",
             shown(&rejected.path),
             rejected.reason
         );
@@ -169,6 +204,7 @@ mod tests {
         let args = words(&format!(
             "--crate-name sorting --edition=2024 {} --error-format=json --json=diagnostic-rendered-ansi,artifacts \
              --crate-type bin --emit=dep-info,link -C opt-level=3 -C incremental=/t/inc --out-dir /t/release/deps \
+             -C extra-filename=-1a2b3c \
              --extern criterion=/t/release/deps/libbenchhost_criterion-1.rlib",
             source.display()
         ));
@@ -177,6 +213,7 @@ mod tests {
         let plugin = BenchPlugin::of(&args).expect("a bench target");
         assert_eq!(plugin.name, "sorting");
         assert_eq!(plugin.library(), Path::new("/t/release/benches/libsorting.so"));
+        assert_eq!(plugin.executable, "sorting-1a2b3c");
         let line = plugin.args.join(" ");
         assert!(
             line.contains("--crate-type cdylib --emit=dep-info,link -C opt-level=3 --out-dir /t/release/benches/deps"),
@@ -194,5 +231,31 @@ mod tests {
         assert!(BenchPlugin::of(&lib).is_none(), "only the executable");
         let other = words("--crate-name other src/main.rs --crate-type bin --out-dir /t/release/deps");
         assert!(BenchPlugin::of(&other).is_none(), "only a bench target");
+    }
+
+    #[test]
+    fn a_plugin_is_current_only_when_made_with_the_executable_cargos_build_has_now() {
+        // regression (issue 82): a build of the other features found the plain executable fresh, compiled
+        // nothing, and left the other build's plugin in place: an A/B of a +1% change compared it with itself.
+        let json = concat!(
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"suite_lib"},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["bench"],"name":"my-suite"},"#,
+            r#""executable":"/t/release/deps/my_suite-1a2b3c","fresh":true}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+            "\n"
+        );
+        let built = executables(json.as_bytes());
+        assert_eq!(built, BTreeMap::from([("my_suite".to_owned(), "my_suite-1a2b3c".to_owned())]));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!is_current(dir.path(), "my_suite", "my_suite-1a2b3c"), "no plugin");
+        let library = dir.path().join("libmy_suite.so");
+        std::fs::write(&library, "a library").unwrap();
+        assert!(!is_current(dir.path(), "my_suite", "my_suite-1a2b3c"), "a plugin of no known build");
+        std::fs::write(stamp(&library), "my_suite-9f9f9f").unwrap();
+        assert!(!is_current(dir.path(), "my_suite", "my_suite-1a2b3c"), "a plugin of another build");
+        std::fs::write(stamp(&library), "my_suite-1a2b3c").unwrap();
+        assert!(is_current(dir.path(), "my_suite", "my_suite-1a2b3c"));
     }
 }
