@@ -66,10 +66,10 @@ def benchhost_build(package, spin=None, scope=("--workspace",)):
     sh([BH, "build"] + list(scope) + features, env=env)
 
 
-def kept_link(lib, into):
-    """Copies the library's link line (valid while its objects last) into `into`."""
+def kept_link(lib, into, kept=os.path.join(TARGET, "release", "layouts")):
+    """Copies the library's link line (valid while its objects last) from `kept` into `into`."""
     os.makedirs(into, exist_ok=True)
-    shutil.copy(os.path.join(TARGET, "release", "layouts", lib + ".link"), os.path.join(into, lib + ".link"))
+    shutil.copy(os.path.join(kept, lib + ".link"), os.path.join(into, lib + ".link"))
 
 
 def build_dir(lib, link_dir, seed, into):

@@ -289,65 +289,7 @@ def layout_pools_of_7():
             f"alarms), its CI95 holding 1 in {held}, at {wall(runs):.1f} s a comparison (built {row['aa_pools_of_7_built']})")
 
 
-def criterion_suites():
-    """Issue 82's registry suites: their ids against Criterion's, each run, and the cost of the plugins."""
-    parts = []
-    for crate, row in load("criterion-proof.json").items():
-        s = row["suites"]
-        ran = "each measured" if s["every_id_ran"] else f"{len(s['measured_ids'])} measured"
-        parts.append(f"{crate} {s['version']}: {len(s['renamed_ids'])} ids in {len(s['rigs'])} bench targets, "
-                     f"{'the same' if s['same_ids'] else 'not the same'} as Criterion lists them, {ran}, "
-                     f"{len(s['failures'])} failures")
-    return "; ".join(parts)
-
-
-def criterion_cost():
-    """`benchhost build --benches` beside `cargo bench --no-run`, arrow-array's."""
-    s = load("criterion-proof.json")["arrow-array"]["suites"]
-    return (f"`cargo bench --no-run` took {seconds(s['plain_no_run_cold_s'])} cold with Criterion and "
-            f"{seconds(s['renamed_no_run_cold_s'])} with the rename; `benchhost build --benches` then "
-            f"{seconds(s['build_benches_cold_s'])}; after one bench file changed, {seconds(s['build_benches_warm_s'])} "
-            f"against `cargo bench --no-run`'s {seconds(s['cargo_no_run_warm_s'])}; a `--quick` run of all "
-            f"{len(s['renamed_ids'])} ids, {seconds(s['run_all_quick_s'])}")
-
-
-def criterion_aa():
-    """Issue 82's A/A over layouts (two link seeds of one build) on ids of the registry suites, a row per id."""
-    rows = ["| suite | bench target: id | comparisons | `no_change` | `inconclusive` | alarms | CI95 holds 1 | wall (median) |",
-            "|---|---|---|---|---|---|---|---|"]
-    for crate, proof in load("criterion-proof.json").items():
-        for key, runs in proof.get("aa", {}).items():
-            decisions = [c["decision"] for c in runs]
-            held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
-            alarms = decisions.count("regressed") + decisions.count("improved")
-            rig, bench_id = key.split(":", 1)
-            rows.append(f"| {crate} | {rig}: `{bench_id}` | {len(runs)} | {decisions.count('no_change')} | "
-                        f"{decisions.count('inconclusive')} | {alarms} | {held} | "
-                        f"{seconds(statistics.median(c['wall_s'] for c in runs))} |")
-    return "\n".join(rows)
-
-
-def criterion_processes():
-    """Criterion itself on the noisiest id of the A/A, one process a run: how far its estimates lie apart."""
-    row = load("criterion-proof.json")["arrow-array"]["criterion_processes"]
-    middles = [e[1] for e in row["estimates_us"]]
-    return f"{min(middles):.2f} µs to {max(middles):.2f} µs in {len(middles)} processes"
-
-
-def criterion_aa_summary():
-    """The A/A over layouts of the registry suites, all ids at once."""
-    runs = [c for proof in load("criterion-proof.json").values() for v in proof.get("aa", {}).values() for c in v]
-    alarms = sum(c["decision"] in ("regressed", "improved") for c in runs)
-    held = sum(c["ci95"][0] <= 1 <= c["ci95"][1] for c in runs)
-    return f"{alarms} of {len(runs)} comparisons called identical source `regressed` or `improved`, and the CI95 held 1 in {held}"
-
-
 FIGURES = {
-    "criterion-aa-summary": criterion_aa_summary,
-    "criterion-processes": criterion_processes,
-    "criterion-aa": criterion_aa,
-    "criterion-suites": criterion_suites,
-    "criterion-cost": criterion_cost,
     "kafka-records": kafka_records,
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,
@@ -381,8 +323,10 @@ PER_CELL = {"layout-cost": layout_cost, "layout-floor": layout_floor, "layout-wa
 
 
 def figure(name):
-    """The generator of figure NAME of this module, the `layout-*:CELL` of PER_CELL included."""
+    """The generator of figure NAME of this module (and suite_figures.py's), the `layout-*:CELL` of PER_CELL
+    included."""
+    import suite_figures  # noqa: E402  (it imports this module's helpers)
     kind, _, cell = name.partition(":")
     if cell and kind in PER_CELL:
         return lambda: PER_CELL[kind](cell)
-    return FIGURES.get(name)
+    return FIGURES.get(name) or suite_figures.FIGURES.get(name)

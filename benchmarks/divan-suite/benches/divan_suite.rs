@@ -1,9 +1,9 @@
 //! A Divan suite written as for Divan itself: args, types and consts, inputs made outside the timer, counters,
 //! and a group of its own.
 
+use criterion_suite::{checksum, scrambled};
 use divan::Bencher;
 use divan::counter::{BytesCount, ItemsCount};
-use criterion_suite::{checksum, scrambled};
 
 fn main() {
     divan::main();
