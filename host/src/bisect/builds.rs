@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bisect::git::Repo;
+use crate::bisect::git::{Package, Repo};
 
 /// The layouts made of each build of a bisection: seeds 1 to 32 serve a step's `--layouts auto` (its pools of
 /// 16 a side, odd seeds on one side and even on the other), whichever side the build is on.
@@ -60,8 +60,18 @@ impl<'a> Builder<'a> {
         // Under `benchhost build`'s rustc wrapper: each library's link is kept, to make its layouts from.
         let exe = std::env::current_exe().context("locating benchhost (cargo's rustc wrapper)")?;
         cargo.env("RUSTC_WORKSPACE_WRAPPER", exe).env(crate::plugin::relink::WRAPPER_ENV, "1");
-        for (package, _) in &crates {
-            cargo.args(["-p", package]);
+        for package in &crates {
+            cargo.args(["-p", &package.package]);
+        }
+        let benches: Vec<&Path> = crates.iter().filter_map(|c| c.bench.as_deref()).collect();
+        if !benches.is_empty() {
+            // As `benchhost build --benches`: each bench target compiled again as its plugin. Touched first: a
+            // target cargo finds fresh is not compiled, and its plugin would be another commit's or build's.
+            for source in &benches {
+                std::fs::File::options().write(true).open(source)?.set_modified(std::time::SystemTime::now())?;
+            }
+            let sources: Vec<String> = benches.iter().map(|s| s.display().to_string()).collect();
+            cargo.arg("--benches").env(crate::plugin::relink::BENCHES_ENV, sources.join("\n"));
         }
         eprintln!("bisect: building {} ({}) at {}", short(commit), names(&crates), self.repo.subject(commit));
         let started = std::time::Instant::now();
@@ -74,9 +84,9 @@ impl<'a> Builder<'a> {
             return Ok(Err(format!("does not build: {first_error}")));
         }
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let built = target.join(profile_dir(&self.profile));
-        for (_, library) in &crates {
-            let file = format!("lib{library}.so");
+        for package in &crates {
+            let built = package.built_in(&target.join(profile_dir(&self.profile)));
+            let file = format!("lib{}.so", package.library);
             // Copied under a temporary name and renamed: a build cut short leaves no half library behind.
             let partial = dir.join(format!(".{file}.partial"));
             std::fs::copy(built.join(&file), &partial)
@@ -94,27 +104,9 @@ impl<'a> Builder<'a> {
         Ok(Ok(dir))
     }
 
-    /// The packages that provide the rigs at the checked-out commit, with their cdylib's library name.
-    fn crates(&self, tree: &Path) -> Result<Vec<(String, String)>, String> {
-        let packages = crate::bisect::git::packages(tree)?;
-        let mut found: Vec<(String, String)> = Vec::new();
-        for (rig, library) in &self.rigs {
-            let by_metadata = packages.iter().find(|p| p.rigs.contains(rig));
-            let by_library =
-                || packages.iter().find(|p| library.as_ref().is_some_and(|l| p.cdylib.as_ref() == Some(l)));
-            let Some(package) = by_metadata.or_else(by_library) else {
-                return Err(format!(
-                    "no package here provides rig `{rig}` (list it in its crate's [package.metadata.benchhost] rigs)"
-                ));
-            };
-            let Some(cdylib) = &package.cdylib else {
-                return Err(format!("package `{}` (rig `{rig}`) has no cdylib target", package.name));
-            };
-            if !found.iter().any(|(name, _)| *name == package.name) {
-                found.push((package.name.clone(), cdylib.clone()));
-            }
-        }
-        Ok(found)
+    /// The packages that provide the rigs at the checked-out commit.
+    fn crates(&self, tree: &Path) -> Result<Vec<Crate>, String> {
+        select(&crate::bisect::git::packages(tree)?, &self.rigs)
     }
 
     /// A key of what is built: the rigs, so a bisection of other rigs builds their crates too.
@@ -147,10 +139,11 @@ impl<'a> Builder<'a> {
 
     /// Copies aside the libraries a build into `target` will overwrite, once: a target directory shared with
     /// the user's checkout must hold the user's build again when the bisection ends.
-    fn save_libraries(&mut self, target: &Path, crates: &[(String, String)]) -> Result<()> {
+    fn save_libraries(&mut self, target: &Path, crates: &[Crate]) -> Result<()> {
         let saved_dir = self.repo.cache.join("saved");
-        for (_, library) in crates {
-            let file = target.join(profile_dir(&self.profile)).join(format!("lib{library}.so"));
+        for package in crates {
+            let library = &package.library;
+            let file = package.built_in(&target.join(profile_dir(&self.profile))).join(format!("lib{library}.so"));
             if !file.is_file() || self.saved.iter().any(|(original, _)| *original == file) {
                 continue;
             }
@@ -200,8 +193,57 @@ fn profile_dir(profile: &str) -> &str {
     }
 }
 
-fn names(crates: &[(String, String)]) -> String {
-    crates.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ")
+fn names(crates: &[Crate]) -> String {
+    crates.iter().map(|c| c.package.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// What a bisection builds for a rig: its package, the library its plugin is, and for a bench target's rig
+/// (benchhost-criterion's or benchhost-divan's) the target's source.
+#[derive(Debug, PartialEq)]
+struct Crate {
+    package: String,
+    library: String,
+    bench: Option<PathBuf>,
+}
+
+impl Crate {
+    /// Where the profile's build in `built` puts the library: a bench target's plugin under `benches/`.
+    fn built_in(&self, built: &Path) -> PathBuf {
+        if self.bench.is_some() { built.join(crate::plugin::relink::BENCH_DIR) } else { built.to_owned() }
+    }
+}
+
+/// The packages of `packages` that provide `rigs` (each with the library name its plugin has in the user's
+/// build): by `[package.metadata.benchhost] rigs`, by cdylib, else by a bench target of the rig's name.
+fn select(packages: &[Package], rigs: &[(String, Option<String>)]) -> Result<Vec<Crate>, String> {
+    let mut found: Vec<Crate> = Vec::new();
+    for (rig, library) in rigs {
+        let by_metadata = packages.iter().find(|p| p.rigs.contains(rig));
+        let by_library = || packages.iter().find(|p| library.as_ref().is_some_and(|l| p.cdylib.as_ref() == Some(l)));
+        let made = match by_metadata.or_else(by_library) {
+            Some(package) => {
+                let Some(cdylib) = &package.cdylib else {
+                    return Err(format!("package `{}` (rig `{rig}`) has no cdylib target", package.name));
+                };
+                Crate { package: package.name.clone(), library: cdylib.clone(), bench: None }
+            }
+            None => {
+                let bench =
+                    packages.iter().find_map(|p| p.benches.iter().find(|(name, _)| name == rig).map(|b| (p, b)));
+                let Some((package, (name, source))) = bench else {
+                    return Err(format!(
+                        "no package here provides rig `{rig}` (list it in its crate's [package.metadata.benchhost] \
+                         rigs, or name a bench target `{rig}`)"
+                    ));
+                };
+                Crate { package: package.name.clone(), library: name.clone(), bench: Some(source.clone()) }
+            }
+        };
+        if !found.iter().any(|c| c.package == made.package && c.library == made.library) {
+            found.push(made);
+        }
+    }
+    Ok(found)
 }
 
 /// The first 10 hex digits of a commit.
@@ -215,4 +257,32 @@ pub fn check_profile(profile: &str) -> Result<()> {
         bail!("--cargo-profile `{profile}`: not a cargo profile name");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(name: &str, rigs: &[&str], cdylib: Option<&str>, benches: &[&str]) -> Package {
+        Package {
+            name: name.into(),
+            rigs: rigs.iter().map(|r| r.to_string()).collect(),
+            cdylib: cdylib.map(str::to_owned),
+            benches: benches.iter().map(|b| (b.to_string(), PathBuf::from(format!("/w/benches/{b}.rs")))).collect(),
+        }
+    }
+
+    #[test]
+    fn a_rig_is_built_from_its_crate_or_from_the_bench_target_of_its_name() {
+        let packages = [package("rig-wal", &["wal"], Some("rig_wal"), &[]), package("suite", &[], None, &["sorting"])];
+        let rigs = |names: &[&str]| names.iter().map(|n| (n.to_string(), None)).collect::<Vec<_>>();
+        let found = select(&packages, &rigs(&["wal", "sorting"])).unwrap();
+        assert_eq!(found[0], Crate { package: "rig-wal".into(), library: "rig_wal".into(), bench: None });
+        let bench =
+            Crate { package: "suite".into(), library: "sorting".into(), bench: Some("/w/benches/sorting.rs".into()) };
+        assert_eq!(found[1], bench);
+        assert_eq!(found[1].built_in(Path::new("/t/release")), Path::new("/t/release/benches"));
+        let err = select(&packages, &rigs(&["nothing"])).unwrap_err();
+        assert!(err.contains("name a bench target `nothing`"), "{err}");
+    }
 }

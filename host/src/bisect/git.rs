@@ -68,13 +68,16 @@ impl Repo {
     }
 }
 
-/// A package of a checked-out workspace: its rigs (`[package.metadata.benchhost] rigs`) and its cdylib.
+/// A package of a checked-out workspace: its rigs (`[package.metadata.benchhost] rigs`), its cdylib and its
+/// bench targets.
 #[derive(Debug)]
 pub struct Package {
     pub name: String,
     pub rigs: Vec<String>,
     /// The cdylib's library name (`rig_wal` for `librig_wal.so`), if it has one.
     pub cdylib: Option<String>,
+    /// Each bench target's crate name (its rig's, under benchhost-criterion or benchhost-divan) and source.
+    pub benches: Vec<(String, PathBuf)>,
 }
 
 /// The packages of the cargo workspace in `dir`.
@@ -105,6 +108,17 @@ pub fn packages(dir: &Path) -> Result<Vec<Package>, String> {
                     .any(|k| k == "cdylib")
                     .then(|| t["name"].as_str().unwrap_or("").replace('-', "_"))
             }),
+            benches: p["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| strings(t.get("kind")).iter().any(|k| k == "bench"))
+                .filter_map(|t| {
+                    let source = Path::new(t["src_path"].as_str()?);
+                    let source = source.canonicalize().unwrap_or_else(|_| source.to_owned());
+                    Some((t["name"].as_str()?.replace('-', "_"), source))
+                })
+                .collect(),
         })
         .collect())
 }

@@ -14,11 +14,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::plugin::loader::{Loader, Trust};
 
-/// The bench targets' source files, one per line, in the environment of the wrapped rustc.
-pub const BENCHES_ENV: &str = "BENCHHOST_BENCH_SOURCES";
-
-/// Where a build's bench plugins go, under its `release/`.
-pub const DIR: &str = "benches";
+pub use crate::plugin::relink::{BENCH_DIR as DIR, BENCHES_ENV};
 
 /// A bench target of the workspace: its crate name and its source file, canonical.
 pub struct BenchTarget {

@@ -13,6 +13,13 @@ use anyhow::{Context, Result, bail};
 /// bisection's builds): the executable then wraps rustc, keeping each plugin library's link.
 pub const WRAPPER_ENV: &str = "BENCHHOST_RUSTC_WRAPPER";
 
+/// The bench targets' source files, one per line, in the environment of the wrapped rustc: each is compiled
+/// again as a plugin library (`benchhost build --benches`, and a bisection's builds of a bench target's rig).
+pub const BENCHES_ENV: &str = "BENCHHOST_BENCH_SOURCES";
+
+/// Where a build's bench plugins go, under its profile's directory (`release/benches/lib<target>.so`).
+pub const BENCH_DIR: &str = "benches";
+
 /// The linker flag that makes a seed's layout.
 pub const SEED_FLAG: &str = "-Wl,--randomize-section-padding=";
 
