@@ -43,7 +43,10 @@ use benchhost_record::baseline;
 /// Loads benchmark rigs as native plugins, runs every cell of a matrix in its own process, and appends one
 /// versioned JSON-lines record per cell to a results stream.
 #[derive(Debug, Parser)]
-#[command(name = "benchhost", version = listing::version_line())]
+// Help is never wrapped to the terminal: clap does not without its `wrap_help`, which Divan's default features
+// turn on in any build that has benchhost-divan too (`cargo test --workspace`), so the text is the same in every
+// build (and docs/src/cli.md, generated from it, with it).
+#[command(name = "benchhost", version = listing::version_line(), term_width = 0)]
 pub(crate) struct Cli {
     /// Print less: no progress, tables or summaries (a command's own output, warnings and errors stay).
     #[arg(short, long, global = true, conflicts_with = "verbose")]

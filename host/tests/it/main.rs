@@ -8,6 +8,7 @@ mod abi;
 mod accept;
 mod authoring;
 mod bisect;
+mod bisect_bench;
 mod cli;
 mod committed;
 mod compare;
