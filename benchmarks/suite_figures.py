@@ -117,7 +117,18 @@ def criterion_ab_held():
             f"{100 * min(widths):.2f}-{100 * max(widths):.2f}%")
 
 
+def criterion_aa_before():
+    """The A/A ids that ran again after the stop rule took up to 24 more processes: their counts with 8."""
+    parts = []
+    for crate, proof in load("criterion-proof.json").items():
+        for key, runs in proof.get("aa_extra_8", {}).items():
+            decisions = [c["decision"] for c in runs]
+            parts.append(f"`{key.split(':', 1)[1]}` {decisions.count('no_change')} of {len(runs)}")
+    return " and ".join(parts)
+
+
 FIGURES = {
+    "criterion-aa-before": criterion_aa_before,
     "criterion-ab-held": criterion_ab_held,
     "criterion-aa-summary": criterion_aa_summary,
     "criterion-processes": criterion_processes,

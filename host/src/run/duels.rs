@@ -36,9 +36,14 @@ pub struct DuelOutcome {
 }
 
 /// Processes an alternating duel adds, at most, when the planned ones leave its answer to chance
-/// ([`duel::needs_more`]), in steps of [`EXTRA_STEP`]; none when `--rounds` fixes the processes. On the
-/// harness rig's 64 KiB copy a process costs ~0.42 s, so 8 more keep a comparison within ~12 s.
-pub const EXTRA_PROCESSES: u32 = 8;
+/// ([`duel::needs_more`]), in steps of [`EXTRA_STEP`]; none when `--rounds` fixes the processes (a run-style
+/// duel also stops at [`RUN_DUEL_BUDGET`]). 24, not the 8 of before (issue 82): two Criterion benchmarks whose
+/// processes spread by 3-4% (arrow's `true_count`, `OffsetBuffer::from_lengths`) ended `inconclusive` in 23
+/// and 7 of 40 identical-source comparisons after 8 more. Simulated (`benchmarks/stop_rule.py`, normal
+/// processes, sd 4.5%, 10 planned): `inconclusive` 39.8% with 8 more, 5.8% with 24, at 17.3 and 26.6 processes
+/// on average, false alarms 0.9% and 1.2%, +4.5% `regressed` 89.6% and 97.6%; 20 planned: `inconclusive` 13.0%
+/// and 1.5%, false alarms 0.2% both. A duel that decides early stops as early as before.
+pub const EXTRA_PROCESSES: u32 = 24;
 
 /// Processes added to each such duel at a time (an even number: each arm goes first as often).
 pub const EXTRA_STEP: u32 = 4;
