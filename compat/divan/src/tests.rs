@@ -88,11 +88,22 @@ fn no_bench(_bencher: Bencher) {}
 #[divan::bench(crate = crate, ignore)]
 fn ignored() {}
 
-#[divan::bench_group(crate = crate, name = "renamed")]
+#[divan::bench_group(crate = crate, name = "renamed", counters = [divan::counter::CharsCount::new(5usize)])]
 mod grouped {
     #[divan::bench(crate = crate)]
     fn inner() -> u64 {
         super::CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    // The group's counter is its benches' unless they set their own.
+    #[divan::bench(crate = crate, counters = [divan::counter::CharsCount::new(7usize)])]
+    fn own_counter() {}
+
+    #[divan::bench_group(crate = crate, threads = [4])]
+    mod threaded_group {
+        // The group's threads are its benches'.
+        #[divan::bench(crate = crate)]
+        fn in_threads() {}
     }
 }
 
@@ -129,6 +140,8 @@ fn the_ids_are_divans_paths_each_arg_type_and_const_its_own() {
         "plain",
         "refs",
         "renamed::inner",
+        "renamed::own_counter",
+        "renamed::threaded_group::in_threads",
         "sized::4",
         "sized::8",
         "threaded",
@@ -182,6 +195,18 @@ fn a_counter_of_the_options_or_the_bencher_is_a_counter_of_the_outcome() {
         counter_set(&format!("{:?}", divan::__private::new_counter_set().with(ItemsCount::new(3usize)))),
         [None, None, None, Some(3)]
     );
+}
+
+#[test]
+fn a_groups_options_are_its_benches_unless_they_set_their_own() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for (id, chars) in [("renamed::inner", 5), ("renamed::own_counter", 7)] {
+        let mut rig = setup(id).unwrap();
+        measure(&mut rig, 3).unwrap();
+        assert_eq!(teardown(&mut rig).counters.get("chars"), Some(&chars), "{id}");
+    }
+    let err = setup("renamed::threaded_group::in_threads").err().unwrap();
+    assert!(err.message.contains("`threads = [4]`"), "{}", err.message);
 }
 
 #[test]
