@@ -262,12 +262,14 @@ fn compile_plugin(rustc: &OsString, plugin: &BenchPlugin) -> Result<()> {
     let printed = std::fs::read_to_string(&link.file)?;
     let made = Recipe::parse(&printed)?.output();
     let library = plugin.library();
+    // The stamp goes first and comes back last: a build cut short in between leaves a library without one,
+    // which the next build compiles again, never another build's library under this build's stamp.
+    let stamp = build_benches::stamp(&library);
+    let _ = std::fs::remove_file(&stamp);
     let _ = std::fs::remove_file(&library);
     std::fs::hard_link(&made, &library)
         .or_else(|_| std::fs::copy(&made, &library).map(drop))
         .with_context(|| format!("placing {} at {}", made.display(), library.display()))?;
-    // Written after the library: a build cut short between the two leaves a stamp that names no build of it.
-    let stamp = build_benches::stamp(&library);
     std::fs::write(&stamp, &plugin.executable).with_context(|| format!("writing {}", stamp.display()))
 }
 
