@@ -11,6 +11,10 @@ trimmed mean over processes, as `analysis::duel::intervals`; regressed/improved:
 estimate is beyond the threshold; no_change: CI90 within it).
 
 usage: python3 benchmarks/stop_rule.py                       simulated duels (normal processes)
+       python3 benchmarks/stop_rule.py layouts [EXTRA ...]   simulated duels over layout pairs (issue 82): each two
+                                   processes a pair of layouts whose effect is drawn once; the verdict over the
+                                   pairs' means (Yuen's from 7 pairs, as `analysis::duel::pair_intervals`); pairs
+                                   beyond the pool of 16 cycling (as before) or fresh (`layouts::Draw` now)
        python3 benchmarks/stop_rule.py PROOF.json CELL PART PLANNED
                                    replay: each comparison's stored per-process log ratios, in process order,
                                    under each rule from PLANNED processes (10 for the querier: its processes cost
@@ -20,7 +24,7 @@ usage: python3 benchmarks/stop_rule.py                       simulated duels (no
 import json, math, random, statistics, sys
 from collections import Counter
 
-THRESHOLD, WIDENING, STEP, EXTRA = 0.03, 1.5, 4, 24  # EXTRA: run::duels::EXTRA_PROCESSES (8 before issue 82)
+THRESHOLD, WIDENING, STEP, EXTRA = 0.03, 1.5, 4, 44  # EXTRA: run::duels::EXTRA_PROCESSES (8, then 24, in issue 82)
 
 
 def t_quantile(p, df):
@@ -94,6 +98,64 @@ def simulate(duels=2000):
                     print(f"  {name:8} {statistics.mean(ends):5.1f} processes; {shares}")
 
 
+def pair_decide(means, widen=1.0):
+    """The verdict over layout pairs' means: Yuen's interval from TRIMMED_PAIRS (7) pairs, the plain mean's below."""
+    n = len(means)
+    if n >= 7:
+        est, h95, h90 = intervals(means)
+    else:
+        est, se = statistics.mean(means), statistics.stdev(means) / math.sqrt(n)
+        h95, h90 = T975[n - 1] * se, T95[n - 1] * se
+    band = math.log(1 + THRESHOLD)
+    if est - widen * h95 > 0 and est > band:
+        return "regressed"
+    if est + widen * h95 < 0 and est < -band:
+        return "improved"
+    return "no_change" if abs(est) + widen * h90 <= band else "inconclusive"
+
+
+def layout_duel(change, between_layouts, between_processes, extra, pool, rng, planned=20):
+    """One duel over layout pairs: processes 2k and 2k + 1 on pair k (k modulo `pool` when it cycles), more
+    processes by STEP while the widened verdict is inconclusive; its verdict and processes."""
+    effects, processes = {}, []
+
+    def run_to(n):
+        for p in range(len(processes), n):
+            k = (p // 2) % pool if pool else p // 2
+            if k not in effects:
+                effects[k] = rng.gauss(0, between_layouts)
+            processes.append((k, math.log(1 + change) + effects[k] + rng.gauss(0, between_processes)))
+
+    def means():
+        pairs = {}
+        for k, v in processes:
+            pairs.setdefault(k, []).append(v)
+        return [statistics.mean(v) for v in pairs.values()]
+
+    run_to(planned)
+    while len(processes) < planned + extra and pair_decide(means(), WIDENING) == "inconclusive":
+        run_to(len(processes) + STEP)
+    return pair_decide(means()), len(processes)
+
+
+def simulate_layouts(extras, duels=2000):
+    """A/A and +4.5% duels over layouts, sd between layout pairs and between processes as the registry suites'
+    A/A measured them (true_count 3.7% and 3.2%, the median comparison's)."""
+    for between_layouts, between_processes in ((0.037, 0.032), (0.025, 0.03), (0.015, 0.02)):
+        for change in (0.0, 0.045):
+            print(f"layouts' sd {between_layouts:.1%}, processes' sd {between_processes:.1%}, change {change:+.1%}")
+            for extra in extras:
+                for pool in (16, None):
+                    rng = random.Random(5)
+                    ends = [layout_duel(change, between_layouts, between_processes, extra, pool, rng)
+                            for _ in range(duels)]
+                    decisions = Counter(d for d, _ in ends)
+                    shares = ", ".join(f"{d} {c / duels:.1%}" for d, c in sorted(decisions.items()))
+                    pairs = "pool of 16, cycling" if pool else "fresh pairs"
+                    print(f"  up to {extra:2} more, {pairs:19} {statistics.mean(n for _, n in ends):5.1f} "
+                          f"processes; {shares}")
+
+
 def replay(path, cell, part, planned):
     rows = json.load(open(path))[cell][part]
     planned = int(planned)
@@ -107,4 +169,9 @@ def replay(path, cell, part, planned):
 
 
 if __name__ == "__main__":
-    replay(*sys.argv[1:5]) if len(sys.argv) == 5 else simulate()
+    if sys.argv[1:2] == ["layouts"]:
+        simulate_layouts([int(e) for e in sys.argv[2:]] or [24, 44])
+    elif len(sys.argv) == 5:
+        replay(*sys.argv[1:5])
+    else:
+        simulate()

@@ -122,7 +122,7 @@ pub fn trimmed_mean(values: &[f64], trim: f64) -> Option<f64> {
 pub const RULE: &str = "regressed (improved): significant at 5% (the CI95 of the ratio excludes 1) and the estimate beyond \
     +threshold (-threshold); no_change: the CI90 within +-threshold (two one-sided tests at 5%); otherwise inconclusive. \
     Alternating duels without --rounds: 20 processes (fewer, down to 10 and even, when the first two cost more \
-    than 0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 8 \
+    than 0.25 s each beyond their measuring; 10 when whole runs or windows of run-style rigs alternate), and up to 44 \
     more, in fours (run style: while the comparison stays within 50 s), while the verdict on the rig's headline (first) metric, \
     its intervals 1.5x as wide, is inconclusive";
 
@@ -173,8 +173,8 @@ pub fn needs_more(estimates: &[Estimate], metric: &str, threshold: f64) -> bool 
 /// alarms. Simulated (normal processes, sd 1-4.5%, 2,000 duels a case, 10 or 20 planned, up to 8 more in
 /// fours): stopping on the plain decision raised A/A `regressed` + `improved` from 0.4% to 2.9% at sd 4.5% and
 /// 10 processes; with 1.5x the intervals 0.9% (the width rule 0.4%), with 3-21% fewer processes than the width
-/// rule and A/B (+4.5%) decided as often or more (`benchmarks/stop_rule.py`). With up to 24 more (issue 82) the
-/// same widening keeps them at 1.2% or less (`run::duels::EXTRA_PROCESSES`).
+/// rule and A/B (+4.5%) decided as often or more (`benchmarks/stop_rule.py`). With up to 44 more (issue 82) the
+/// same widening keeps them at 1.7% or less (`run::duels::EXTRA_PROCESSES`).
 pub const INTERIM_WIDENING: f64 = 1.5;
 
 /// One comparison's inputs.

@@ -36,30 +36,46 @@ pub fn pool_for(requested: usize, bytes: u64) -> usize {
     requested.min((fit as usize).max(LEAST_POOL))
 }
 
+/// The layouts a side a duel that takes more processes (`run::duels::EXTRA_PROCESSES`) may draw beyond its
+/// pool, linked only when it reaches them: 32 in all, the 64 processes of a duel of 20 planned and 44 more,
+/// each two on a pair of their own. Its processes past the pool's pairs used to run them again (pair 0 at
+/// processes 32 and 33): where layouts spread the ratio more than processes do (arrow-array's `true_count`, 3.7%
+/// between pairs, 3.2% between processes), a process on a pair already drawn adds little, and 27 of 40 A/A
+/// comparisons came out `no_change` (`benchmarks/stop_rule.py layouts`: 59% cycling, 93% on fresh pairs).
+pub const EXTENDED_POOL: usize = 2 * POOL;
+
 /// The layout pairs of one comparison. Side 0 draws its seeds from the odd `1, 3, .., 2n - 1`, side 1 from the
 /// even `2, 4, .., 2n` (`n` the pool), so the two sides never share a seed: two builds of identical source
 /// would then share a layout, and an A/A comparison would hide exactly the variance it is meant to show. Each
 /// side's pool is put in an order drawn anew for each comparison, and pair `k` is the `k`-th seed of each: the
 /// comparisons of the same two builds draw other pairs, and their intervals are of the pools, not of one fixed
-/// set of pairs. Processes `2k` and `2k + 1` run pair `k` (cycling when there are more processes than pairs).
+/// set of pairs. Processes `2k` and `2k + 1` run pair `k`. Past the pool's pairs come those of the extension
+/// (seeds `2n + 1, ..` as the pool's, in an order of their own), then the pairs cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Draw {
     seeds: [Vec<u64>; 2],
 }
 
 impl Draw {
-    /// The pairs of one comparison over pools of `pool` layouts a side, their orders drawn from `rng`.
-    pub fn new(pool: usize, rng: &mut Rng) -> Draw {
+    /// The pairs of one comparison over pools of `pool` layouts a side and `extended` in all (the pool first),
+    /// their orders drawn from `rng`.
+    pub fn new(pool: usize, extended: usize, rng: &mut Rng) -> Draw {
         let pool = pool.max(1) as u64;
-        let shuffled = |first: u64, rng: &mut Rng| {
-            let mut seeds: Vec<u64> = (0..pool).map(|i| 2 * i + first).collect();
+        let extended = (extended as u64).max(pool);
+        let shuffled = |seeds: std::ops::Range<u64>, first: u64, rng: &mut Rng| {
+            let mut seeds: Vec<u64> = seeds.map(|i| 2 * i + first).collect();
             for i in (1..seeds.len()).rev() {
                 seeds.swap(i, rng.below(i + 1));
             }
             seeds
         };
-        let side0 = shuffled(1, rng);
-        Draw { seeds: [side0, shuffled(2, rng)] }
+        let side = |first: u64, rng: &mut Rng| {
+            let mut seeds = shuffled(0..pool, first, rng);
+            seeds.extend(shuffled(pool..extended, first, rng));
+            seeds
+        };
+        let side0 = side(1, rng);
+        Draw { seeds: [side0, side(2, rng)] }
     }
 
     /// The layout seed of side `side` (0 or 1) in the comparison's process `process`.

@@ -24,7 +24,7 @@ fn duel(rng: &mut Rng, pairs: usize, change: f64, layouts: f64, processes: f64) 
 #[test]
 fn each_pair_of_processes_draws_a_pair_from_the_pools_and_the_sides_never_share_a_seed() {
     let mut rng = Rng::new(63);
-    let draw = Draw::new(16, &mut rng);
+    let draw = Draw::new(16, 16, &mut rng);
     let pairs: Vec<[u64; 2]> = (0..32).step_by(2).map(|p| [draw.seed(p, 0), draw.seed(p, 1)]).collect();
     // The two processes of a pair share it, and the 16 pairs use each side's pool once: odd seeds on side 0.
     assert!((0..32).all(|p| draw.seed(p, 0) == draw.seed(p / 2 * 2, 0) && draw.seed(p, 1) == draw.seed(p / 2 * 2, 1)));
@@ -40,7 +40,7 @@ fn each_pair_of_processes_draws_a_pair_from_the_pools_and_the_sides_never_share_
     // Another comparison draws other pairs: of 200 draws, no two alike in their first 10 pairs.
     let firsts: Vec<Vec<[u64; 2]>> = (0..200)
         .map(|_| {
-            let d = Draw::new(16, &mut rng);
+            let d = Draw::new(16, 16, &mut rng);
             (0..20).step_by(2).map(|p| [d.seed(p, 0), d.seed(p, 1)]).collect()
         })
         .collect();
@@ -49,6 +49,26 @@ fn each_pair_of_processes_draws_a_pair_from_the_pools_and_the_sides_never_share_
     // Every seed is drawn about as often in the first pair (16 seeds, 200 draws: 12.5 each on average).
     let counts = (0..16).map(|i| firsts.iter().filter(|f| f[0][0] == 2 * i + 1).count());
     assert!(counts.clone().all(|c| (2..=30).contains(&c)), "{:?}", counts.collect::<Vec<_>>());
+}
+
+#[test]
+fn processes_past_the_pool_draw_fresh_pairs_of_the_extension_then_cycle() {
+    let mut rng = Rng::new(82);
+    let draw = Draw::new(16, 32, &mut rng);
+    let side = |s: usize, processes: std::ops::Range<usize>| {
+        let mut seeds: Vec<u64> = processes.step_by(2).map(|p| draw.seed(p, s)).collect();
+        seeds.sort_unstable();
+        seeds
+    };
+    // The first 32 processes are the pool's pairs, as without an extension; the next 32 the extension's.
+    assert_eq!(side(0, 0..32), (0..16).map(|i| 2 * i + 1).collect::<Vec<u64>>());
+    assert_eq!(side(1, 0..32), (0..16).map(|i| 2 * i + 2).collect::<Vec<u64>>());
+    assert_eq!(side(0, 32..64), (16..32).map(|i| 2 * i + 1).collect::<Vec<u64>>());
+    assert_eq!(side(1, 32..64), (16..32).map(|i| 2 * i + 2).collect::<Vec<u64>>());
+    assert_eq!(draw.pair_of(33), 16);
+    assert_eq!(draw.seed(64, 0), draw.seed(0, 0));
+    // An extension no larger than the pool is none.
+    assert_eq!(Draw::new(7, 4, &mut rng).pair_of(14), 0);
 }
 
 #[test]

@@ -94,6 +94,12 @@ impl Variants {
         Ok((path, true))
     }
 
+    /// Whether layouts not made yet can be: its link line is at hand (not a bisection's copies, which serve the
+    /// seeds they have).
+    pub fn can_link(&self) -> bool {
+        self.recipe.is_some()
+    }
+
     /// The seeds of the layouts made of this library so far, in order.
     pub fn made(&self) -> Vec<u64> {
         if !self.owned() {

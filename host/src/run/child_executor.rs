@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::plan::matrix::Cell;
 use crate::plugin::loader::{Loader, Plugin};
+use crate::plugin::variants::Variants;
 use crate::proc::executor::{ChildRun, failed_spawn, run_child, run_child_under};
 use crate::proc::protocol::{CellTask, CountTask, DuelTask, Message, Task};
 use crate::run::context::{CountRun, DuelRun, Executor, PairRun};
@@ -54,6 +55,10 @@ impl Executor for ChildExecutor<'_> {
 
     fn has_layouts(&self, cell: &Cell) -> bool {
         self.plugin(cell).variants().is_some()
+    }
+
+    fn links_layouts(&self, cell: &Cell) -> bool {
+        self.plugin(cell).variants().is_some_and(Variants::can_link)
     }
 
     fn library_bytes(&self, cell: &Cell) -> Option<u64> {

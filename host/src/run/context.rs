@@ -33,6 +33,11 @@ pub trait Executor {
     fn has_layouts(&self, _cell: &Cell) -> bool {
         false
     }
+    /// Whether layouts of `cell`'s library not made yet can be linked (its link is at hand, not only layouts
+    /// copied without it).
+    fn links_layouts(&self, _cell: &Cell) -> bool {
+        false
+    }
     /// The size of `cell`'s library, which bounds how many layouts of it a comparison draws from.
     fn library_bytes(&self, _cell: &Cell) -> Option<u64> {
         None

@@ -37,13 +37,18 @@ pub struct DuelOutcome {
 
 /// Processes an alternating duel adds, at most, when the planned ones leave its answer to chance
 /// ([`duel::needs_more`]), in steps of [`EXTRA_STEP`]; none when `--rounds` fixes the processes (a run-style
-/// duel also stops at [`RUN_DUEL_BUDGET`]). 24, not the 8 of before (issue 82): two Criterion benchmarks whose
+/// duel also stops at [`RUN_DUEL_BUDGET`]). 44 (issue 82; 8 before it): two Criterion benchmarks whose
 /// processes spread by 3-4% (arrow's `true_count`, `OffsetBuffer::from_lengths`) ended `inconclusive` in 23
-/// and 7 of 40 identical-source comparisons after 8 more. Simulated (`benchmarks/stop_rule.py`, normal
-/// processes, sd 4.5%, 10 planned): `inconclusive` 39.8% with 8 more, 5.8% with 24, at 17.3 and 26.6 processes
-/// on average, false alarms 0.9% and 1.2%, +4.5% `regressed` 89.6% and 97.6%; 20 planned: `inconclusive` 13.0%
-/// and 1.5%, false alarms 0.2% both. A duel that decides early stops as early as before.
-pub const EXTRA_PROCESSES: u32 = 24;
+/// and 7 of 40 identical-source comparisons after 8 more, `true_count` still in 13 of 40 after 24 more, its
+/// layouts spreading its ratio more than its processes (each two more processes a fresh layout pair now:
+/// `layouts::EXTENDED_POOL`). Simulated (`benchmarks/stop_rule.py`, normal processes, sd 4.5%, 10 planned):
+/// `inconclusive` 39.8% with 8 more, 5.8% with 24, 0.4% with 44, at 17.3, 26.6 and 29.0 processes on average,
+/// false alarms 0.9%, 1.2% and 1.7%, +4.5% `regressed` 89.6%, 97.6% and 99.2%; 20 planned: `inconclusive`
+/// 13.0%, 1.5% and 0%, false alarms 0.2-0.3%. Over layouts (`stop_rule.py layouts`, sd 3.7% between layout
+/// pairs and 3.2% between processes, 20 planned): `no_change` 59% with 24 more cycling the pool's pairs, 77%
+/// on fresh pairs, 93% with 44 on fresh pairs, false alarms 1.7%, 0.9% and 1.2%. A duel that decides early
+/// stops as early as before.
+pub const EXTRA_PROCESSES: u32 = 44;
 
 /// Processes added to each such duel at a time (an even number: each arm goes first as often).
 pub const EXTRA_STEP: u32 = 4;
@@ -107,15 +112,25 @@ pub fn run(
 }
 
 /// Each duel's layout pairs from pools of the run's layouts a side (fewer for a large library, so that what a
-/// build keeps stays within `layouts::DISK_BUDGET`), in orders drawn from the OS's randomness: a run draws other
-/// pairs than the last (its seeds are in each verdict's `method.layouts`).
+/// build keeps stays within `layouts::DISK_BUDGET`), then, for the processes an undecided duel adds, fresh
+/// pairs up to `layouts::EXTENDED_POOL` a side (as many as the budget leaves, and none where a side's layouts
+/// cannot be linked, only had as copied), in orders drawn from the OS's randomness: a run draws other pairs
+/// than the last (its seeds are in each verdict's `method.layouts`).
 fn layout_draws(cells: &[Cell], duels: &[Duel], ctx: &RunContext<'_>) -> Vec<Option<layouts::Draw>> {
     use std::hash::{BuildHasher, Hasher};
     let entropy = std::collections::hash_map::RandomState::new().build_hasher().finish();
     let mut rng = crate::stats::bootstrap::Rng::new(entropy);
     let bytes = |d: &Duel| d.arms.iter().filter_map(|&i| ctx.executor.library_bytes(&cells[i])).max().unwrap_or(0);
-    let pool = |d: &Duel| ctx.layouts.map(|pool| layouts::pool_for(pool, bytes(d)));
-    duels.iter().map(|d| pool(d).map(|pool| layouts::Draw::new(pool, &mut rng))).collect()
+    let linkable = |d: &Duel| {
+        let with_layouts = d.arms.iter().filter(|&&i| ctx.executor.has_layouts(&cells[i]));
+        with_layouts.clone().all(|&i| ctx.executor.links_layouts(&cells[i]))
+    };
+    let draw = |d: &Duel, pool: usize, rng: &mut _| {
+        let pool = layouts::pool_for(pool, bytes(d));
+        let extended = if linkable(d) { layouts::pool_for(layouts::EXTENDED_POOL.max(pool), bytes(d)) } else { pool };
+        layouts::Draw::new(pool, extended, rng)
+    };
+    duels.iter().map(|d| ctx.layouts.map(|pool| draw(d, pool, &mut rng))).collect()
 }
 
 /// Says once per rig, when the run asked for layouts, which of its builds has one layout only: its verdicts

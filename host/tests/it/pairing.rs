@@ -210,15 +210,15 @@ fn a_duel_whose_processes_disagree_gets_more_of_them_and_a_clear_one_does_not() 
     // A clear change is decided in the planned 20 processes.
     checked_verdict(&two_arms(&["--interleave"]), "alternate", 20);
     // Identical arms (`after` changes nothing in a healthy rig), the one set up first in each process 20%
-    // slower: the processes read ±18% by turns, the estimate ~1 and the CI90 beyond ±3% at 20 to 44 processes
-    // (`inconclusive` whatever the timing), so the duel adds four processes at a time, up to 44.
+    // slower: the processes read ±18% by turns, the estimate ~1 and the CI90 beyond ±3% at 20 to 64 processes
+    // (`inconclusive` whatever the timing), so the duel adds four processes at a time, up to 64.
     let arms = "params = { sleep_us = 1000, first_slower_pct = 20 }\nmatrix = { after = [0, 1] }";
     let records = arms_of("healthy", arms, &["--interleave"]);
     let verdict = records.last().and_then(|r| r.verdict.clone()).expect("a verdict");
-    assert_eq!(verdict.method.unwrap().processes, 44, "{:?}", records.last().unwrap().note);
+    assert_eq!(verdict.method.unwrap().processes, 64, "{:?}", records.last().unwrap().note);
     assert_eq!(verdict.decision, Decision::Inconclusive);
     for r in &records[..2] {
-        assert_eq!(r.metrics["iter_time"].n, Some(44), "each arm's record counts the added processes");
+        assert_eq!(r.metrics["iter_time"].n, Some(64), "each arm's record counts the added processes");
     }
 }
 
