@@ -2,13 +2,14 @@
 """A/A of byte-identical libraries at two paths of different lengths, 8 comparisons a cell, alternating which
 path is this build (as rigs_proof.py's `aa` part, without its builds): the harness's sort10k and the querier's
 warm lookup (a DataFusion cell), from the release build in CARGO_TARGET_DIR (else ~/.cache/benchhost/target).
-Run after the stop rule took up to 24 more processes (results/aa-stop-rule-24.json).
+Run after each change of the stop rule: up to 24 more processes (results/aa-stop-rule-24.json), up to 44
+(results/aa-stop-rule-44.json).
 
-usage: python3 benchmarks/aa_two_paths.py   # writes OUT/aa.json, OUT = /tmp/aa24
+usage: python3 benchmarks/aa_two_paths.py [OUT]   # writes OUT/aa.json, OUT = /tmp/aa24 unless given
 """
-import json, os, shutil, subprocess, time
+import json, os, shutil, subprocess, sys, time
 T = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/benchhost/target")), "release")
-WORK = "/tmp/aa24"
+WORK = sys.argv[1] if len(sys.argv) > 1 else "/tmp/aa24"
 BH = os.path.join(T, "benchhost")
 cells = {"harness_sort10k": ("librig_harness.so", "harness", "harness", ["--set", "workload=sort10k"], "time"),
          "querier_warm": ("librig_lakehouse.so", "querier", "footer_cache=warm order=unattested .*shape=lookup_by_id storage=memory", ["--set", "workers=0"], "query_time")}

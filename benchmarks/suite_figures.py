@@ -118,12 +118,14 @@ def criterion_ab_held():
 
 
 def criterion_aa_before():
-    """The A/A ids that ran again after the stop rule took up to 24 more processes: their counts with 8."""
+    """The A/A ids that ran again as the stop rule took more processes: their counts with 8 more, and with 24
+    more that ran the pools' pairs again past 32 processes."""
     parts = []
     for crate, proof in load("criterion-proof.json").items():
-        for key, runs in proof.get("aa_extra_8", {}).items():
-            decisions = [c["decision"] for c in runs]
-            parts.append(f"`{key.split(':', 1)[1]}` {decisions.count('no_change')} of {len(runs)}")
+        for key in proof.get("aa_extra_8", {}):
+            runs = [proof[run][key] for run in ("aa_extra_8", "aa_extra_24")]
+            counts = [sum(c["decision"] == "no_change" for c in r) for r in runs]
+            parts.append(f"`{key.split(':', 1)[1]}` {counts[0]} and {counts[1]} of {len(runs[1])}")
     return " and ".join(parts)
 
 
