@@ -81,7 +81,13 @@ fn saved(dir: &Path) -> Vec<String> {
 /// series. A side with no readable record is an error: comparing against nothing would call every series
 /// `added` and pass a gate.
 pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
-    let mut history = History::new(Needs::newest(1));
+    load_newest(file_or_name, out, 1)
+}
+
+/// As [`load`], with the newest `newest` records of each series: what it reads for how far the series' runs
+/// differ, besides the newest.
+pub fn load_newest(file_or_name: &str, out: &Path, newest: usize) -> Result<Vec<Record>> {
+    let mut history = History::new(Needs::newest(newest));
     history.read(&locate(file_or_name, out)?)?;
     Ok(history.into_records())
 }

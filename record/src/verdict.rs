@@ -91,6 +91,25 @@ pub struct Verdict {
     /// does not fail on it. The decision stays what the numbers say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted: Option<Accepted>,
+    /// On a comparison of two runs' records (not paired): how far two runs of the series differ, which its
+    /// interval counts beside the records' own, and where that came from. Absent on paired verdicts and in
+    /// verdicts before 2026-12-07 (whose intervals held the records' own spread only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_runs: Option<BetweenRuns>,
+}
+
+/// How far two runs of one series differ: the spread an unpaired comparison's interval must count, since each
+/// record's own interval holds its run's samples only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BetweenRuns {
+    /// The standard deviation of the log ratio of two runs of the same code; absent when `origin` is `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd: Option<f64>,
+    /// `history` (the series' earlier runs on this host and CPU, in good conditions), `calibration`
+    /// (`benchhost calibrate`'s rounds of it on this host), or `none` (neither: the verdict is `inconclusive`).
+    pub origin: String,
+    /// The runs (`history`) or rounds (`calibration`) it rests on; for `none`, the earlier runs found.
+    pub runs: u64,
 }
 
 #[doc(hidden)]
@@ -114,6 +133,7 @@ impl Verdict {
             functions: Vec::new(),
             functions_explain: None,
             accepted: None,
+            between_runs: None,
         }
     }
 }

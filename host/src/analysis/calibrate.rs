@@ -4,14 +4,14 @@
 //! Every pair of rounds of one cell is an A/A comparison (no code changed), judged exactly as `compare`
 //! judges a real change. Any `improved` or `regressed` among them is a false alarm.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use crate::analysis::compare::ratio_ci;
 use crate::analysis::decision::decide;
+use crate::analysis::decision::ratio_ci;
 use crate::stats;
-use benchhost_record::{Decision, series};
+use benchhost_record::{Decision, SeriesKey, series};
 use benchhost_record::{Kind, MetricValue, Record, RunInfo};
 
 /// Variant key marking a calibration series (its value is always `"aa"`).
@@ -121,28 +121,16 @@ fn is_alarm(decision: Decision) -> bool {
 /// The suggested thresholds of one host, by series and metric: the newest calibration of each, indexed once
 /// so a comparison of many series asks in constant time.
 pub struct Thresholds {
-    newest: std::collections::HashMap<(benchhost_record::SeriesKey, String), (u64, f64)>,
+    newest: HashMap<(SeriesKey, String), (u64, f64)>,
 }
 
 impl Thresholds {
     /// The calibrations among `records` made on `host`.
     pub fn new(records: &[Record], host: &str) -> Thresholds {
-        let mut newest = std::collections::HashMap::new();
-        for r in records.iter().filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa")) {
-            let (Some(metric), Some(suggested)) =
-                (r.variant.get(METRIC).and_then(Value::as_str), r.metrics.get("suggested_threshold_pct"))
-            else {
-                continue;
-            };
-            let mut variant = r.variant.clone();
-            variant.remove(MARK);
-            variant.remove(METRIC);
-            let key = ((r.bench.clone(), serde_json::to_string(&variant).expect("variants serialize")), metric.into());
-            let slot = newest.entry(key).or_insert((r.run.ts_ms, suggested.value / 100.0));
-            if r.run.ts_ms >= slot.0 {
-                *slot = (r.run.ts_ms, suggested.value / 100.0);
-            }
-        }
+        let newest = newest_of(records, host, "suggested_threshold_pct")
+            .into_iter()
+            .map(|(key, (ts_ms, suggested))| (key, (ts_ms, suggested.value / 100.0)))
+            .collect();
         Thresholds { newest }
     }
 
@@ -150,6 +138,46 @@ impl Thresholds {
     pub fn get(&self, record: &Record, metric: &str) -> Option<f64> {
         self.newest.get(&(series(record), metric.to_string())).map(|(_, t)| *t)
     }
+}
+
+/// Per machine (host and CPU), series and calibrated metric, how much one round's estimate spread in the
+/// newest calibration made there (its `round_cv_pct`, as a fraction), and the rounds that was over: a round is
+/// a process of its own, as a run is, so it stands for a run when the series has too few runs of its own
+/// ([`crate::analysis::between_runs`]).
+pub fn round_spreads(records: &[Record]) -> Vec<((SeriesKey, String), f64, u64, (String, String))> {
+    let machines: std::collections::BTreeSet<(&str, &str)> =
+        records.iter().map(|r| (r.run.host.as_str(), r.run.cpu.as_str())).collect();
+    let mut spreads = Vec::new();
+    for (host, cpu) in machines {
+        let there: Vec<Record> = records.iter().filter(|r| r.run.cpu == cpu).cloned().collect();
+        for (key, (_, cv)) in newest_of(&there, host, "round_cv_pct") {
+            spreads.push((key, cv.value / 100.0, cv.n.unwrap_or(0), (host.to_string(), cpu.to_string())));
+        }
+    }
+    spreads
+}
+
+/// The newest value of `metric` in the calibrations among `records` made on `host`, per calibrated series and
+/// metric.
+fn newest_of(records: &[Record], host: &str, metric: &str) -> HashMap<(SeriesKey, String), (u64, MetricValue)> {
+    let mut newest: HashMap<(SeriesKey, String), (u64, MetricValue)> = HashMap::new();
+    for r in records.iter().filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa")) {
+        let (Some(calibrated), Some(value)) = (r.variant.get(METRIC).and_then(Value::as_str), r.metrics.get(metric))
+        else {
+            continue;
+        };
+        let mut variant = r.variant.clone();
+        variant.remove(MARK);
+        variant.remove(METRIC);
+        let key = ((r.bench.clone(), serde_json::to_string(&variant).expect("variants serialize")), calibrated.into());
+        match newest.get(&key) {
+            Some((ts_ms, _)) if *ts_ms > r.run.ts_ms => {}
+            _ => {
+                newest.insert(key, (r.run.ts_ms, value.clone()));
+            }
+        }
+    }
+    newest
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Compares two sets of records series by series and emits one `verdict` record per series and metric. Pure.
 //!
 //! A series is `bench` + `variant`; each side contributes its newest measurement of it. Per metric the change
-//! is the ratio new / old, with a CI95 built from both records' CI95 (log-normal delta method: each CI95
-//! half-width is taken as 1.96 standard errors of the log estimate). With the metric's direction of goodness
-//! and a noise threshold `t`, the decision is:
+//! is the ratio new / old. Its CI95 counts both records' own intervals (log-normal delta method: each CI95
+//! half-width is taken as 1.96 standard errors of the log estimate) and how far two runs of the series differ
+//! ([`between_runs`]): the wider of the two. Where that spread is not known (a series with few runs on this
+//! machine and no calibration), the verdict is `inconclusive`, without an interval. An exact count (no
+//! interval on either side) is compared as it is. With the metric's direction of goodness and a noise threshold
+//! `t`, the decision is:
 //! - `regressed` / `improved`: the whole CI is worse / better than `t`;
 //! - `no_change`: the whole CI lies within ±`t`;
 //! - `inconclusive`: anything else (the CI straddles the threshold).
@@ -17,13 +20,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::decision::{self, Threshold, decide};
+use crate::analysis::between_runs::{self, Spreads};
+use crate::analysis::decision::{self, Threshold, decide, ratio_ci, zero_counts};
 use crate::analysis::instructions;
-use crate::stats::Z_95;
-use benchhost_record::{BaselineRef, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series};
+use benchhost_record::{
+    BaselineRef, BetweenRuns, Decision, Kind, MetricValue, Record, RunInfo, SeriesKey, Verdict, series,
+};
 
 /// The test named in every verdict.
-pub const TEST: &str = "ratio of estimates; CI95 from both records' CI95 (log-normal delta method)";
+pub const TEST: &str = "ratio of estimates; CI95 the wider of both records' CI95 (log-normal delta method) and the \
+    spread between two runs of the series (Student-t of its estimate)";
 
 /// The newest measurement or failure of every series in `records` (a later line wins a tie). A failure is
 /// kept as the newest record: a series whose last run failed must never be reported with an older number.
@@ -38,8 +44,15 @@ pub fn latest(records: &[Record]) -> BTreeMap<SeriesKey, &Record> {
     newest
 }
 
-/// Verdict records for `new` against `old`, stamped with `run` (the judging invocation).
-pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &RunInfo) -> Vec<Record> {
+/// Verdict records for `new` against `old`, with each series' spread between runs from `spreads`, stamped with
+/// `run` (the judging invocation).
+pub fn compare(
+    old: &[Record],
+    new: &[Record],
+    threshold: Threshold<'_>,
+    spreads: &Spreads,
+    run: &RunInfo,
+) -> Vec<Record> {
     let (old, new) = (latest(old), latest(new));
     let mut verdicts = Vec::new();
     for (key, after) in &new {
@@ -57,7 +70,8 @@ pub fn compare(old: &[Record], new: &[Record], threshold: Threshold<'_>, run: &R
         }
         for (name, metric) in &after.metrics {
             if let Some(base) = before.metrics.get(name) {
-                verdicts.push(judge(after, before, name, base, metric, threshold(after, name), run));
+                let sides = Sides { before, after, old: base, new: metric };
+                verdicts.push(judge(&sides, name, threshold(after, name), spreads, run));
             }
         }
     }
@@ -82,27 +96,32 @@ pub fn other_machines(old: &[Record], new: &[Record]) -> BTreeMap<(String, Strin
     changes
 }
 
-/// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
-/// (log-normal delta method); a side without a CI counts as exact. Two counts of zero are equal: 1, exactly.
-pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
-    if zero_counts(old, new) {
-        return (1.0, [1.0, 1.0]);
-    }
-    let ratio = new.value / old.value;
-    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / Z_95);
-    let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
-    (ratio, [ratio * (-Z_95 * se).exp(), ratio * (Z_95 * se).exp()])
+/// Whether either value was measured (has an interval), not an exact count: only then do two runs differ.
+pub fn measured(old: &MetricValue, new: &MetricValue) -> bool {
+    old.ci95.is_some() || new.ci95.is_some()
 }
 
-fn judge(
-    after: &Record,
-    before: &Record,
-    name: &str,
-    old: &MetricValue,
-    new: &MetricValue,
-    threshold: f64,
-    run: &RunInfo,
-) -> Record {
+/// The CI95 of new / old across two runs: an exact count's as it is (`spread` `None`); a measured value's the
+/// wider of both records' own interval ([`ratio_ci`]) and that of how far two runs of the series differ (its
+/// Student-t over the spread's degrees of freedom); `None` when that is not known.
+pub fn unpaired_interval(old: &MetricValue, new: &MetricValue, spread: Option<&BetweenRuns>) -> Option<[f64; 2]> {
+    let (ratio, own) = ratio_ci(old, new);
+    let Some(spread) = spread else { return Some(own) };
+    let between = crate::stats::t_975(between_runs::degrees_of_freedom(spread)) * spread.sd?;
+    let half = ((own[1] / own[0]).ln().max(0.0) / 2.0).max(between);
+    Some([ratio * (-half).exp(), ratio * half.exp()])
+}
+
+/// The two records of one series compared, and their values of one metric.
+struct Sides<'a> {
+    before: &'a Record,
+    after: &'a Record,
+    old: &'a MetricValue,
+    new: &'a MetricValue,
+}
+
+fn judge(sides: &Sides<'_>, name: &str, threshold: f64, spreads: &Spreads, run: &RunInfo) -> Record {
+    let Sides { before, after, old, new } = *sides;
     let baseline =
         BaselineRef { run_id: before.run.id.clone(), commit: before.run.commit.clone(), ts_ms: before.run.ts_ms };
     let against = format!(
@@ -126,6 +145,7 @@ fn judge(
         functions: Vec::new(),
         functions_explain: None,
         accepted: None,
+        between_runs: None,
     };
     let (ratio, ci95) = ratio_ci(old, new);
     if let Some(reason) = undefined_ratio(old, new, ratio, ci95) {
@@ -138,8 +158,8 @@ fn judge(
             run.clone(),
         );
     }
-    verdict.decision = decide(ci95, new.higher_is_better, threshold);
     if name == benchhost_record::INSTRUCTIONS {
+        verdict.decision = decide(ci95, new.higher_is_better, threshold);
         // A count has no interval: the figures themselves say what changed.
         verdict.test = instructions::TEST.into();
         let mut note = instructions::note(verdict.decision, old.value, new.value, &against, threshold);
@@ -152,15 +172,51 @@ fn judge(
             run.clone(),
         );
     }
-    let note = format!(
-        "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%",
-        verdict.decision.name(),
-        ci95[0],
-        ci95[1],
-        threshold * 100.0
-    );
-    (verdict.ratio, verdict.ci95) = (Some(ratio), Some(ci95));
+    let spread = measured(old, new).then(|| spreads.get(after, name));
+    let ci95 = unpaired_interval(old, new, spread.as_ref());
+    verdict.ratio = Some(ratio);
+    let note = match ci95 {
+        Some(ci95) => {
+            verdict.decision = decide(ci95, new.higher_is_better, threshold);
+            verdict.ci95 = Some(ci95);
+            format!(
+                "{name} {}: x{ratio:.4} [{:.4}, {:.4}] {against}, threshold ±{:.1}%{}",
+                verdict.decision.name(),
+                ci95[0],
+                ci95[1],
+                threshold * 100.0,
+                spread.as_ref().map(spread_said).unwrap_or_default()
+            )
+        }
+        None => {
+            verdict.decision = Decision::Inconclusive;
+            format!("{name} inconclusive: x{ratio:.4} {against}; {}", unknown_spread(spread.as_ref()))
+        }
+    };
+    verdict.between_runs = spread;
     Record::verdict_on(after, decision::with_detectable(verdict, decision::Rule::Interval), note, run.clone())
+}
+
+/// Where the spread between runs in an interval came from, for a verdict's note.
+fn spread_said(spread: &BetweenRuns) -> String {
+    let sd = 100.0 * spread.sd.unwrap_or(0.0);
+    match spread.origin.as_str() {
+        between_runs::HISTORY => {
+            format!("; two runs differ by {sd:.2}% (sd; the series' last {} runs here)", spread.runs)
+        }
+        _ => format!("; two runs differ by {sd:.2}% (sd; `benchhost calibrate`'s {} rounds)", spread.runs),
+    }
+}
+
+/// Why a comparison of two runs cannot decide without the spread between runs, and what decides instead.
+fn unknown_spread(spread: Option<&BetweenRuns>) -> String {
+    format!(
+        "how far two runs of this series differ is not known here ({} earlier runs on this machine, {} needed, and \
+         no `benchhost calibrate` of it), and its records' own intervals hold one run's spread only: pair the \
+         builds with `run --against` (or `--interleave`) to decide",
+        spread.map_or(0, |s| s.runs),
+        between_runs::MIN_RUNS
+    )
 }
 
 /// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%
@@ -177,13 +233,6 @@ pub fn undefined_ratio(old: &MetricValue, new: &MetricValue, ratio: f64, ci95: [
         }
         _ => None,
     }
-}
-
-/// Both are counts (a rig's counter: exact, so neither a CI nor a number of samples) and both are 0: nothing
-/// changed (a querier that pruned no file before and after), where a ratio of two measured zeros is undefined.
-fn zero_counts(old: &MetricValue, new: &MetricValue) -> bool {
-    let zero_count = |m: &MetricValue| m.value == 0.0 && m.ci95.is_none() && m.n.is_none();
-    zero_count(old) && zero_count(new)
 }
 
 fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -> Record {
@@ -214,6 +263,7 @@ fn one_sided(side: &Record, decision: Decision, threshold: f64, run: &RunInfo) -
         functions: Vec::new(),
         functions_explain: None,
         accepted: None,
+        between_runs: None,
     };
     Record::verdict_on(side, verdict, note, run.clone())
 }

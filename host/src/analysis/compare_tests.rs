@@ -28,6 +28,28 @@ fn measurement(ts_ms: u64, id: &str, rows: i64, metrics: &[(&str, f64, f64, bool
     Record::measurement_for_tests("wal", run(ts_ms, id), BTreeMap::from([("rows".to_string(), json!(rows))]), metrics)
 }
 
+/// Earlier runs of the series `rows` (`wal`), one at each of `values` in turn, each ±0.1%.
+fn history(rows: i64, metric: (&str, bool), values: &[f64]) -> Vec<Record> {
+    let (name, hib) = metric;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| measurement(i as u64 + 100, &format!("h{i}"), rows, &[(name, v, v * 0.001, hib)]))
+        .collect()
+}
+
+/// Two runs of every series and metric of these tests differ by nothing beyond their own intervals.
+fn steady() -> Spreads {
+    let runs: Vec<Record> = [1, 1000, 5, 7]
+        .into_iter()
+        .flat_map(|rows| {
+            (0..8)
+                .map(move |i| measurement(100 + i, "h", rows, &[("t", 100.0, 0.1, false), ("rate", 50.0, 0.05, true)]))
+        })
+        .collect();
+    Spreads::new(&runs, &[])
+}
+
 fn decisions(verdicts: &[Record]) -> Vec<(String, Option<String>, Decision)> {
     verdicts
         .iter()
@@ -61,7 +83,7 @@ fn series_are_matched_on_bench_and_variant_with_the_newest_record_per_side() {
         measurement(3, "new", 1000, &[("t", 120.0, 1.0, false), ("rate", 50.2, 0.5, true)]),
         measurement(3, "new", 7, &[("t", 1.0, 0.0, false)]),
     ];
-    let verdicts = compare(&old, &new, &|_, _| 0.03, &run(4, "judge"));
+    let verdicts = compare(&old, &new, &|_, _| 0.03, &steady(), &run(4, "judge"));
     let got = decisions(&verdicts);
     let expected = vec![
         (r#"{"rows":1000}"#.to_string(), Some("rate".to_string()), Decision::NoChange),
@@ -84,7 +106,7 @@ fn the_ratio_ci_combines_both_sides_noise() {
     // Each side ±1.96% (one relative SE of 1%): the ratio's relative SE is √2 %, so its CI95 is about ±2.77%.
     let old = vec![measurement(1, "a", 1, &[("t", 100.0, 1.96, false)])];
     let new = vec![measurement(2, "b", 1, &[("t", 100.0, 1.96, false)])];
-    let v = compare(&old, &new, &|_, _| 0.05, &run(3, "c"))[0].verdict.clone().unwrap();
+    let v = compare(&old, &new, &|_, _| 0.05, &steady(), &run(3, "c"))[0].verdict.clone().unwrap();
     let [lo, hi] = v.ci95.unwrap();
     assert!((hi.ln() - 0.0277).abs() < 0.0005 && (lo.ln() + 0.0277).abs() < 0.0005, "{lo} {hi}");
     assert_eq!(v.decision, Decision::NoChange);
@@ -100,7 +122,13 @@ fn counts_are_compared_exactly_at_their_own_threshold_with_both_figures() {
     };
     // The judging threshold of counts (0.5%), not the time's (3%): 1% more instructions is a regression.
     let threshold = |_: &Record, metric: &str| if metric == benchhost_record::INSTRUCTIONS { 0.005 } else { 0.03 };
-    let verdicts = compare(&[counted(1, "old", 1200.0)], &[counted(2, "new", 1212.0)], &threshold, &run(3, "judge"));
+    let verdicts = compare(
+        &[counted(1, "old", 1200.0)],
+        &[counted(2, "new", 1212.0)],
+        &threshold,
+        &Spreads::none(),
+        &run(3, "judge"),
+    );
     let v = verdicts[0].verdict.as_ref().unwrap();
     assert_eq!(
         (v.decision, v.ratio, v.ci95, v.threshold),
@@ -125,7 +153,8 @@ fn a_count_of_zero_on_both_sides_is_no_change_and_zero_to_some_is_undefined() {
         record
     };
     let verdict = |old: f64, new: f64| {
-        let verdicts = compare(&[with(1, "a", old)], &[with(2, "b", new)], &|_, _| 0.03, &run(3, "c"));
+        let verdicts =
+            compare(&[with(1, "a", old)], &[with(2, "b", new)], &|_, _| 0.03, &Spreads::none(), &run(3, "c"));
         verdicts[0].verdict.clone().unwrap()
     };
     let same = verdict(0.0, 0.0);
@@ -137,4 +166,44 @@ fn a_count_of_zero_on_both_sides_is_no_change_and_zero_to_some_is_undefined() {
     let measured = MetricValue { ci95: Some([0.0, 0.0]), n: Some(5), ..count(0.0) };
     let (ratio, ci) = ratio_ci(&measured, &measured);
     assert!(undefined_ratio(&measured, &measured, ratio, ci).unwrap().starts_with("both values are 0"));
+}
+
+#[test]
+fn two_runs_are_judged_with_how_far_the_series_runs_differ_or_not_at_all() {
+    // Each record ±0.1%, the runs 4% apart: within their own intervals a change, but the series' runs spread.
+    let old = vec![measurement(1, "a", 1, &[("t", 100.0, 0.1, false)])];
+    let new = vec![measurement(2, "b", 1, &[("t", 104.0, 0.1, false)])];
+    let judged = |spreads: &Spreads| compare(&old, &new, &|_, _| 0.03, spreads, &run(3, "c")).remove(0);
+    // No history, no calibration: inconclusive, no interval, and the note says what decides instead.
+    let unknown = judged(&Spreads::none());
+    let v = unknown.verdict.as_ref().unwrap();
+    assert_eq!((v.decision, v.ci95, v.ratio), (Decision::Inconclusive, None, Some(1.04)));
+    assert_eq!(v.between_runs.as_ref().map(|b| (b.origin.as_str(), b.sd, b.runs)), Some(("none", None, 0)));
+    assert!(unknown.note.as_deref().unwrap().contains("run --against"), "{:?}", unknown.note);
+    // Runs that move by ~2% from one to the next: the 4% is within what two runs differ by.
+    let moving = history(1, ("t", false), &[100.0, 102.0, 100.0, 102.0, 100.0, 102.0, 100.0, 102.0]);
+    let v = judged(&Spreads::new(&moving, &[])).verdict.unwrap();
+    let between = v.between_runs.unwrap();
+    assert_eq!((between.origin.as_str(), between.runs), ("history", 8));
+    assert_eq!(v.decision, Decision::Inconclusive);
+    let [lo, hi] = v.ci95.unwrap();
+    assert!(lo < 1.0 && hi > 1.08, "{lo} {hi}");
+    // Runs that never move: the records' own intervals, and a clear change.
+    let v = judged(&Spreads::new(&history(1, ("t", false), &[100.0; 8]), &[])).verdict.unwrap();
+    assert_eq!(v.decision, Decision::Regressed);
+    assert!(v.ci95.unwrap()[0] > 1.035, "{:?}", v.ci95);
+}
+
+#[test]
+fn a_series_history_counts_only_its_own_machine_and_each_record_once() {
+    let new = measurement(2, "b", 1, &[("t", 104.0, 0.1, false)]);
+    // Runs of another CPU say nothing of this one's.
+    let mut elsewhere = history(1, ("t", false), &[100.0; 8]);
+    elsewhere.iter_mut().for_each(|r| r.run.cpu = "another".into());
+    assert_eq!(Spreads::new(&elsewhere, &[]).get(&new, "t").origin, "none");
+    // Five runs, each given twice (a baseline file beside the stream it was saved from), are five: too few.
+    let five = history(1, ("t", false), &[100.0, 101.0, 100.0, 101.0, 100.0]);
+    let twice: Vec<Record> = five.iter().chain(&five).cloned().collect();
+    let spread = Spreads::new(&twice, &[]).get(&new, "t");
+    assert_eq!((spread.origin.as_str(), spread.runs), ("none", 5));
 }

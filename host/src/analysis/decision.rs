@@ -1,7 +1,9 @@
 //! The decision rule of every verdict: where the interval of a ratio new / old lies against the noise threshold,
 //! in the metric's direction of goodness; and the threshold itself, per series and metric. Pure.
 
-use benchhost_record::{Decision, Record, Verdict};
+use benchhost_record::{Decision, MetricValue, Record, Verdict};
+
+use crate::stats::Z_95;
 
 /// The noise threshold of a series' metric: a fixed one, or one calibrated for it on this host.
 pub type Threshold<'a> = &'a dyn Fn(&Record, &str) -> f64;
@@ -19,6 +21,25 @@ pub fn decide([lo, hi]: [f64; 2], higher_is_better: bool, threshold: f64) -> Dec
     } else {
         Decision::Inconclusive
     }
+}
+
+/// new / old with its CI95: each side's CI95 half-width is taken as 1.96 standard errors of its log estimate
+/// (log-normal delta method); a side without a CI counts as exact. Two counts of zero are equal: 1, exactly.
+pub fn ratio_ci(old: &MetricValue, new: &MetricValue) -> (f64, [f64; 2]) {
+    if zero_counts(old, new) {
+        return (1.0, [1.0, 1.0]);
+    }
+    let ratio = new.value / old.value;
+    let rel_se = |m: &MetricValue| m.ci95.map_or(0.0, |[lo, hi]| (hi - lo) / 2.0 / m.value.abs() / Z_95);
+    let se = (rel_se(old).powi(2) + rel_se(new).powi(2)).sqrt();
+    (ratio, [ratio * (-Z_95 * se).exp(), ratio * (Z_95 * se).exp()])
+}
+
+/// Both are counts (a rig's counter: exact, so neither a CI nor a number of samples) and both are 0: nothing
+/// changed (a querier that pruned no file before and after), where a ratio of two measured zeros is undefined.
+pub fn zero_counts(old: &MetricValue, new: &MetricValue) -> bool {
+    let zero_count = |m: &MetricValue| m.value == 0.0 && m.ci95.is_none() && m.n.is_none();
+    zero_count(old) && zero_count(new)
 }
 
 /// One-sided 95% quantile of the normal distribution: the power term of [`detectable`].

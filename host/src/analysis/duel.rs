@@ -249,6 +249,7 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
             functions: Vec::new(),
             functions_explain: None,
             accepted: None,
+            between_runs: None,
         };
         let note = match intervals {
             Some((_, ci95, ci90)) => {

@@ -60,6 +60,7 @@ pub fn verdict(
         functions: Vec::new(),
         functions_explain: None,
         accepted: None,
+        between_runs: None,
     };
     attach_functions(&mut verdict, &mut note, reference, arm);
     Some(Record::verdict_on(arm, decision::with_detectable(verdict, decision::Rule::Interval), note, run.clone()))

@@ -3,6 +3,7 @@
 
 pub(crate) mod accepted_steps;
 pub(crate) mod acknowledgements;
+pub(crate) mod between_runs;
 pub(crate) mod calibrate;
 pub(crate) mod change_points;
 pub(crate) mod compare;

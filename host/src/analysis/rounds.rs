@@ -137,6 +137,7 @@ fn pair(
             functions: Vec::new(),
             functions_explain: None,
             accepted: None,
+            between_runs: None,
         };
         let label: Vec<String> = against.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let note = match crate::stats::summarize(&logs) {

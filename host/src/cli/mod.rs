@@ -28,10 +28,9 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::analysis::compare;
+use crate::analysis::{between_runs, compare};
 use crate::cli::args::*;
 use crate::cli::calibrate::calibrate_matrix;
-use crate::cli::judging::ThresholdArg;
 use crate::cli::matrix_setup::{discover, resolve_interleaved};
 use crate::cli::results_commands::*;
 use crate::plan::config::parse_positive_duration;
@@ -291,21 +290,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare(args) => {
-            let old = baseline::load(&args.old, &args.results)?;
+            // The old side's newest records of each series, beyond its newest: how far the series' runs differ.
+            let old = baseline::load_newest(&args.old, &args.results, between_runs::KEPT_RUNS)?;
             let new = baseline::load(&args.new, &args.results)?;
             args.judging.same_machine(&old, &new)?;
             let run = provenance::current();
-            // Read only for `auto`: a fixed threshold needs nothing of the results stream.
-            let calibrations = match args.judging.threshold {
-                ThresholdArg::Auto => crate::cli::read_streams::calibrations(&args.results),
-                ThresholdArg::Fixed(_) => Vec::new(),
-            };
-            let mut verdicts = compare::compare(&old, &new, &args.judging.threshold(&calibrations, &run.host), &run);
+            let results = crate::cli::read_streams::previous(&args.results);
+            let history: Vec<_> = old.iter().chain(&results.history).cloned().collect();
+            let spreads = between_runs::Spreads::new(&history, &results.calibrations);
+            let threshold = args.judging.threshold(&results.calibrations, &run.host);
+            let mut verdicts = compare::compare(&old, &new, &threshold, &spreads, &run);
             // Acknowledgements in the stream the baselines come from, and in the one the verdicts go to.
-            let mut streams = vec![args.results.as_path()];
-            streams.extend(args.out.as_deref().filter(|out| *out != args.results));
-            let acknowledgements: Vec<_> =
-                streams.into_iter().flat_map(|s| crate::cli::read_streams::previous(s).acknowledgements).collect();
+            let out = args.out.as_deref().filter(|out| *out != args.results);
+            let theirs = out.map(|out| crate::cli::read_streams::previous(out).acknowledgements).unwrap_or_default();
+            let acknowledgements: Vec<_> = results.acknowledgements.into_iter().chain(theirs).collect();
             args.judging.mark_accepted(&mut verdicts, &acknowledgements)?;
             if args.json {
                 print(&(serde_json::to_string_pretty(&verdicts)? + "\n"))?;
@@ -314,6 +312,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // The table is what `compare` produces: `-q` leaves it (as it leaves `show`'s).
             let refs: Vec<&benchhost_record::Record> = verdicts.iter().collect();
             print(&format!("{}\n", crate::report::verdicts_table(&refs)))?;
+            if let Some(line) = crate::report::verdicts::unknown_spread_line(&refs) {
+                print(&format!("{line}\n"))?;
+            }
             args.judging.record_and_gate(&verdicts, args.out.as_deref())
         }
         Command::Calibrate(args) => calibrate_matrix(args),

@@ -63,6 +63,8 @@ pub(crate) fn newest(files: &[PathBuf], n: usize) -> Result<Vec<Record>> {
 #[derive(Debug, Default)]
 pub(crate) struct Previous {
     pub newest: Vec<Record>,
+    /// The newest records of each series, up to `between_runs::KEPT_RUNS`: how far its runs differ.
+    pub history: Vec<Record>,
     pub calibrations: Vec<Record>,
     pub counted: Vec<(String, u64)>,
     /// The layout floors its comparisons over layouts measured.
@@ -76,7 +78,7 @@ pub(crate) fn previous(path: &Path) -> Previous {
     if !path.is_file() {
         return Previous::default();
     }
-    let mut history = History::new(Needs::newest(1));
+    let mut history = History::new(Needs::newest(crate::analysis::between_runs::KEPT_RUNS));
     let (mut calibrations, mut counted, mut floors) = (Vec::new(), Vec::new(), Floors::default());
     let read = |entry: reader::Entry| {
         let record = entry.record;
@@ -103,15 +105,15 @@ pub(crate) fn previous(path: &Path) -> Previous {
     });
     match pass {
         Ok(()) => {
-            let (acknowledgements, newest) =
+            // The newest of each series (and verdict series), in the order they came.
+            let mut newest: Vec<_> =
+                history.groups().into_iter().filter_map(|(_, g)| g.newest.last().cloned()).collect();
+            newest.sort_by_key(|((_, arrival), _)| *arrival);
+            let newest = newest.into_iter().map(|(_, r)| r).collect();
+            let (acknowledgements, history): (Vec<Record>, Vec<Record>) =
                 history.into_records().into_iter().partition(|r| r.kind == Kind::Acknowledgement);
-            Previous { newest, calibrations, counted, floors, acknowledgements }
+            Previous { newest, history, calibrations, counted, floors, acknowledgements }
         }
         Err(_) => Previous::default(),
     }
-}
-
-/// The calibration records in the stream at `path` (none when there is none), for `--threshold auto`.
-pub(crate) fn calibrations(path: &Path) -> Vec<Record> {
-    previous(path).calibrations
 }

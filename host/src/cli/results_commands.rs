@@ -72,7 +72,8 @@ pub(crate) fn report_files(args: &ReportArgs) -> Result<ExitCode> {
         // The newest runs, then where the history of the files changed (a warehouse's export here holds
         // only its newest runs: `trend --warehouse` reads all of it).
         Format::Md => {
-            let (history, changes) = read_with_changes(&files, Needs::newest(2), args)?;
+            let kept = Needs::newest(crate::analysis::between_runs::KEPT_RUNS);
+            let (history, changes) = read_with_changes(&files, kept, args)?;
             let section = match report::trend::markdown(&changes) {
                 text if text.is_empty() => text,
                 text => format!("\n{text}"),

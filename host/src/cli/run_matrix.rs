@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use benchhost_plugin_api::Style;
 
+use crate::analysis::between_runs::Spreads;
 use crate::analysis::{compare, decision, layout_floor};
 use crate::cli::args::{Pairing, RunArgs};
 use crate::cli::matrix_setup::{current_exe, resolve_interleaved};
@@ -112,6 +113,8 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         layouts: args.layouts.pairs(args.against.is_some()),
     };
     let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
+    // How far two runs of each series differ on this machine: what a comparison across runs must count.
+    let spreads = Spreads::new(&previous.history, &previous.calibrations);
     let outcome = run_all(&cells, &duels, asked, &threshold, &mut ctx, &mut sink)?;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = outcome
@@ -139,7 +142,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
                 args.out.display()
             ))?,
             true => {}
-            false => show_change(&previous.newest, &records, &threshold, &run_info, &args.out)?,
+            false => show_change(&previous.newest, &records, (&threshold, &spreads), &run_info, &args.out)?,
         }
     }
     let comparisons = Comparisons { pairs: &pairs, duels: &duels, against: args.against.as_deref(), rounds };
@@ -150,16 +153,17 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
         layout_floor::say_one_layout(&mut verdicts, &previous.floors);
     }
     if let Some(old) = &old {
-        verdicts.extend(compare::compare(old, &records, &threshold, &run_info));
+        verdicts.extend(compare::compare(old, &records, &threshold, &spreads, &run_info));
     }
     args.judging.mark_accepted(&mut verdicts, &previous.acknowledgements)?;
     if !verdicts.is_empty() && args.judging.judge(&verdicts, Some(&args.out))? != ExitCode::SUCCESS {
         code = ExitCode::from(1);
     }
-    // The Markdown export's "vs previous run" is the change the screen showed (none for a paired run).
+    // The Markdown export's "vs previous run" is the change the screen showed (none for a paired run), judged
+    // with the series' earlier runs.
     let shown_previous = match paired || args.no_previous {
         true => &[][..],
-        false => &previous.newest[..],
+        false => &previous.history[..],
     };
     export_records(&args, &records, &verdicts, shown_previous, args.judging.fixed_threshold())?;
     if let Some(name) = &args.save_baseline {
@@ -224,7 +228,7 @@ fn fixed_by_design(verdict: &Record, catalog: &dyn matrix::Catalog) -> bool {
 fn show_change(
     previous: &[Record],
     records: &[Record],
-    threshold: decision::Threshold<'_>,
+    (threshold, spreads): (decision::Threshold<'_>, &Spreads),
     run: &benchhost_record::RunInfo,
     out: &Path,
 ) -> Result<()> {
@@ -248,7 +252,7 @@ fn show_change(
     if previous.is_empty() {
         return Ok(());
     }
-    let changes: Vec<Record> = compare::compare(&previous, records, threshold, run)
+    let changes: Vec<Record> = compare::compare(&previous, records, threshold, spreads, run)
         .into_iter()
         .filter(|v| {
             let decision = v.verdict.as_ref().map(|v| v.decision);
@@ -259,15 +263,16 @@ fn show_change(
         return Ok(());
     }
     let refs: Vec<&Record> = changes.iter().collect();
+    let unknown = report::verdicts::unknown_spread_line(&refs).map(|line| format!("{line}\n")).unwrap_or_default();
     narrate(&format!(
-        "change against the previous record of each series in {} (--no-previous to skip):\n{}\n",
+        "change against the previous record of each series in {} (--no-previous to skip):\n{}\n{unknown}",
         out.display(),
         report::verdicts_table(&refs)
     ))
 }
 
 /// `--export-json`, `--export-csv`, `--export-markdown`, `--export-html`: this run's records, as hyperfine's
-/// exports; the Markdown report also holds `previous` (each series' record before this run, for its "vs
+/// exports; the Markdown report also holds `previous` (each series' records before this run, for its "vs
 /// previous run").
 fn export_records(
     args: &RunArgs,

@@ -160,6 +160,7 @@ mod tests {
             functions: vec![change("rig::injected", Some(140), 0.0, 97.0), change("rig::noise", None, 5.0, 6.0)],
             functions_explain: Some(0.98),
             accepted: None,
+            between_runs: None,
         };
         let mut record =
             Record::new("harness", Kind::Verdict, RunInfo::for_tests(1, None), variant(json!({"replica": 1})));

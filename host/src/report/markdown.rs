@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::analysis::{compare, decision};
+use crate::analysis::between_runs::Spreads;
+use crate::analysis::{calibrate, compare, decision};
 use crate::report::blocks::blocks;
 use crate::report::export::{failure_text, short_names};
 use crate::report::format::{metric_beside, metrics_shown};
 use crate::report::{order, verdicts};
-use benchhost_record::{Decision, Kind, MetricValue, Record, SeriesKey};
+use benchhost_record::{BetweenRuns, Decision, Kind, MetricValue, Record, SeriesKey};
 
 /// A series' newest metric against its previous run.
 enum Change {
@@ -49,19 +50,26 @@ struct Row {
     change: Change,
 }
 
-/// The report of `records` (measurements, failures and verdicts; each series' two newest runs are enough) at
-/// `threshold` for the unpaired "vs previous run".
+/// The report of `records` (measurements, failures and verdicts; each series' newest runs, up to
+/// `between_runs::KEPT_RUNS`: the runs before the newest say how far two of them differ) at `threshold` for
+/// the unpaired "vs previous run".
 pub fn markdown(records: &[Record], threshold: f64) -> String {
     let verdict_records: Vec<&Record> = records.iter().filter(|r| r.kind == Kind::Verdict).collect();
     let mut out = verdicts::markdown(&verdicts::groups(&verdict_records));
+    let series = history(records);
+    let before: Vec<Record> =
+        series.values().flat_map(|runs| runs[..runs.len() - 1].iter().map(|r| (*r).clone())).collect();
+    let calibrations: Vec<Record> =
+        records.iter().filter(|r| r.variant.contains_key(calibrate::MARK)).cloned().collect();
+    let spreads = Spreads::new(&before, &calibrations);
     let mut by_bench: BTreeMap<&str, Vec<Vec<&Record>>> = BTreeMap::new();
-    for runs in history(records).into_values() {
+    for runs in series.into_values() {
         by_bench.entry(runs[0].bench.as_str()).or_default().push(runs);
     }
     let sections: Vec<(&str, String, Vec<Row>)> = by_bench
         .into_iter()
         .map(|(bench, series)| {
-            let (text, rows) = rig_section(bench, &series, threshold);
+            let (text, rows) = rig_section(bench, &series, (threshold, &spreads));
             (bench, text, rows)
         })
         .collect();
@@ -103,8 +111,9 @@ fn summary(sections: &[(&str, String, Vec<Row>)]) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two runs; \
-         `run --against` pairs two builds in one process).\n\n",
+        "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two runs, \
+         judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than \
+         6 say; `run --against` pairs two builds in one process).\n\n",
     );
     let mut said: Vec<String> = counts.values().map(|(d, n)| format!("{n} {}", d.name())).collect();
     if machines > 0 {
@@ -137,7 +146,7 @@ fn summary(sections: &[(&str, String, Vec<Row>)]) -> String {
 }
 
 /// One rig's section and its rows: the parameters all its series share, then per block its table.
-fn rig_section(bench: &str, series: &[Vec<&Record>], threshold: f64) -> (String, Vec<Row>) {
+fn rig_section(bench: &str, series: &[Vec<&Record>], judging: (f64, &Spreads)) -> (String, Vec<Row>) {
     let variants: Vec<_> = series.iter().map(|runs| &runs[runs.len() - 1].variant).collect();
     let (fixed, _) = short_names(&variants);
     let mut out = format!("## {}\n\n", cell_text(bench));
@@ -162,7 +171,7 @@ fn rig_section(bench: &str, series: &[Vec<&Record>], threshold: f64) -> (String,
             if let Some(doubts) = doubts.filter(|d| !d.is_empty()) {
                 doubtful.push(format!("{name}: {}", doubts.join("; ")));
             }
-            for row in rows(&name, runs, threshold) {
+            for row in rows(&name, runs, judging) {
                 if let Change::OtherMachine(before, now) = &row.change {
                     *machines.entry((before.clone(), now.clone())).or_insert(0) += 1;
                 }
@@ -191,7 +200,7 @@ fn rig_section(bench: &str, series: &[Vec<&Record>], threshold: f64) -> (String,
 }
 
 /// The rows of one series: one per metric of its newest run (in natural order), or one that says it failed.
-fn rows(name: &str, runs: &[&Record], threshold: f64) -> Vec<Row> {
+fn rows(name: &str, runs: &[&Record], (threshold, spreads): (f64, &Spreads)) -> Vec<Row> {
     let latest = runs[runs.len() - 1];
     let previous = runs.len().checked_sub(2).map(|i| runs[i]);
     if latest.kind == Kind::Failure {
@@ -209,19 +218,26 @@ fn rows(name: &str, runs: &[&Record], threshold: f64) -> Vec<Row> {
                 Some(p) if p.run.cpu != latest.run.cpu => {
                     Change::OtherMachine(p.run.cpu.clone(), latest.run.cpu.clone())
                 }
-                Some(p) => p.metrics.get(metric).map_or(Change::NotBefore("new metric"), |b| judged(b, m, threshold)),
+                Some(p) => p.metrics.get(metric).map_or(Change::NotBefore("new metric"), |b| {
+                    let spread = compare::measured(b, m).then(|| spreads.get(latest, metric));
+                    judged(b, m, threshold, spread.as_ref())
+                }),
             };
             Row { name: format!("{name}/{metric}"), estimate: metric_beside(m, uncorrected), change }
         })
         .collect()
 }
 
-fn judged(before: &MetricValue, after: &MetricValue, threshold: f64) -> Change {
-    let (ratio, ci) = compare::ratio_ci(before, after);
+fn judged(before: &MetricValue, after: &MetricValue, threshold: f64, spread: Option<&BetweenRuns>) -> Change {
+    let (ratio, ci) = decision::ratio_ci(before, after);
     if let Some(why) = compare::undefined_ratio(before, after, ratio, ci) {
         return Change::Undefined(why);
     }
-    Change::Judged(ratio - 1.0, decision::decide(ci, after.higher_is_better, threshold))
+    let decision = match compare::unpaired_interval(before, after, spread) {
+        Some(ci) => decision::decide(ci, after.higher_is_better, threshold),
+        None => Decision::Inconclusive,
+    };
+    Change::Judged(ratio - 1.0, decision)
 }
 
 /// Text safe inside a Markdown table cell: a `|` would end the cell, a line break the row.

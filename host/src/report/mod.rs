@@ -177,6 +177,7 @@ mod tests {
             &[a.clone(), b.clone()],
             &[a, b],
             &|_, _| 0.03,
+            &crate::analysis::between_runs::Spreads::none(),
             &benchhost_record::RunInfo::for_tests(2, None),
         );
         let table = verdicts_table(&verdicts.iter().collect::<Vec<_>>());

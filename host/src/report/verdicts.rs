@@ -214,14 +214,32 @@ pub(crate) fn verdict_names(verdicts: &[&Record]) -> Vec<String> {
         .collect()
 }
 
-/// A verdict's ratio as a change with its CI95, in percent: `+1.20% [+0.40%, +2.00%]`, or `-` without one.
+/// A verdict's ratio as a change with its CI95, in percent: `+1.20% [+0.40%, +2.00%]`, `+1.20% [?]` when two
+/// runs were compared without knowing how far their runs differ, or `-` without a ratio.
 pub(crate) fn change(v: &benchhost_record::Verdict) -> String {
     match (v.ratio, v.ci95) {
         (Some(r), Some([lo, hi])) => {
             format!("{:+.2}% [{:+.2}%, {:+.2}%]", (r - 1.0) * 100.0, (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
         }
+        (Some(r), None) => format!("{:+.2}% [?]", (r - 1.0) * 100.0),
         _ => "-".into(),
     }
+}
+
+/// The line under a table of comparisons across runs when some had no interval (`[?]`): why, and what decides
+/// instead.
+pub(crate) fn unknown_spread_line(verdicts: &[&Record]) -> Option<String> {
+    let unknown =
+        |r: &&&Record| r.verdict.as_ref().and_then(|v| v.between_runs.as_ref()).is_some_and(|b| b.sd.is_none());
+    let series: BTreeSet<_> = verdicts.iter().filter(unknown).map(|r| benchhost_record::series(r)).collect();
+    (!series.is_empty()).then(|| {
+        format!(
+            "[?]: how far two runs of {} series differ on this machine is not known (fewer than {} earlier runs \
+             here, no `benchhost calibrate`), so they are inconclusive; `run --against` pairs two builds and decides",
+            series.len(),
+            crate::analysis::between_runs::MIN_RUNS
+        )
+    })
 }
 
 /// A verdict's decision, with its reason when it has one (`undefined: both values are 0 ...`) and who accepted it

@@ -34,6 +34,7 @@ fn verdict(rows: i64, metric: &str, against: serde_json::Value, decision: Decisi
         functions: vec![],
         functions_explain: None,
         accepted: None,
+        between_runs: None,
     });
     record
 }
