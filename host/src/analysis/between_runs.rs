@@ -84,10 +84,10 @@ impl Spreads {
                 by_series.insert(at, of_runs(&logs).unwrap_or(none));
             }
         }
-        for ((key, metric), cv, rounds, (host, cpu)) in calibrate::round_spreads(calibrations) {
-            let sd = Some(std::f64::consts::SQRT_2 * cv);
-            let calibrated = BetweenRuns { sd, origin: CALIBRATION.into(), runs: rounds };
-            let at = (key, metric, host, cpu);
+        for calibrated in calibrate::round_spreads(calibrations) {
+            let sd = Some(std::f64::consts::SQRT_2 * calibrated.cv);
+            let at = (calibrated.series, calibrated.metric, calibrated.host, calibrated.cpu);
+            let calibrated = BetweenRuns { sd, origin: CALIBRATION.into(), runs: calibrated.rounds };
             match by_series.get(&at) {
                 Some(own) if own.sd.is_some() => {}
                 _ => {

@@ -144,17 +144,31 @@ impl Thresholds {
 /// newest calibration made there (its `round_cv_pct`, as a fraction), and the rounds that was over: a round is
 /// a process of its own, as a run is, so it stands for a run when the series has too few runs of its own
 /// ([`crate::analysis::between_runs`]).
-pub fn round_spreads(records: &[Record]) -> Vec<((SeriesKey, String), f64, u64, (String, String))> {
+pub fn round_spreads(records: &[Record]) -> Vec<RoundSpread> {
     let machines: std::collections::BTreeSet<(&str, &str)> =
         records.iter().map(|r| (r.run.host.as_str(), r.run.cpu.as_str())).collect();
     let mut spreads = Vec::new();
     for (host, cpu) in machines {
         let there: Vec<Record> = records.iter().filter(|r| r.run.cpu == cpu).cloned().collect();
-        for (key, (_, cv)) in newest_of(&there, host, "round_cv_pct") {
-            spreads.push((key, cv.value / 100.0, cv.n.unwrap_or(0), (host.to_string(), cpu.to_string())));
+        for ((series, metric), (_, cv)) in newest_of(&there, host, "round_cv_pct") {
+            let (host, cpu) = (host.to_string(), cpu.to_string());
+            spreads.push(RoundSpread { series, metric, cv: cv.value / 100.0, rounds: cv.n.unwrap_or(0), host, cpu });
         }
     }
     spreads
+}
+
+/// How much one round's estimate of a series' metric spread in a calibration ([`round_spreads`]).
+pub struct RoundSpread {
+    pub series: SeriesKey,
+    pub metric: String,
+    /// The rounds' coefficient of variation, a fraction.
+    pub cv: f64,
+    /// The rounds it is over.
+    pub rounds: u64,
+    /// The machine the calibration ran on.
+    pub host: String,
+    pub cpu: String,
 }
 
 /// The newest value of `metric` in the calibrations among `records` made on `host`, per calibrated series and
