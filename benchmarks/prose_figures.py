@@ -323,10 +323,10 @@ PER_CELL = {"layout-cost": layout_cost, "layout-floor": layout_floor, "layout-wa
 
 
 def figure(name):
-    """The generator of figure NAME of this module (and suite_figures.py's), the `layout-*:CELL` of PER_CELL
-    included."""
-    import suite_figures  # noqa: E402  (it imports this module's helpers)
+    """The generator of figure NAME of this module (and suite_figures.py's and unpaired_figures.py's), the
+    `layout-*:CELL` of PER_CELL included."""
+    import suite_figures, unpaired_figures  # noqa: E402  (they import this module's helpers)
     kind, _, cell = name.partition(":")
     if cell and kind in PER_CELL:
         return lambda: PER_CELL[kind](cell)
-    return FIGURES.get(name) or suite_figures.FIGURES.get(name)
+    return FIGURES.get(name) or suite_figures.FIGURES.get(name) or unpaired_figures.FIGURES.get(name)

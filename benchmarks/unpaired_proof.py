@@ -16,7 +16,8 @@ Parts (each run appended to OUT/ARM/CELL.jsonl as it ends; a rerun with the same
   hogs        41 runs a cell under two `yes` (one a core), started before each run and killed after it
   ab          wal only: 41 runs alternating the plain build and one slower by ~5% (`slower` feature, its spin
               sized from a plain run); each slower run judged against the plain runs before it (main's history)
-  table       the counts, from what is there (also printed after each part)
+  table       the counts, from what is there (also printed after the parts), and OUT/proof.json: per arm and
+              cell the headline's values run by run and every comparison's decision, CI95 and origin
 
 usage: python3 benchmarks/unpaired_proof.py [--parts calibrate,aa,hogs,ab] [--runs 41] [--out DIR]
 """
@@ -29,8 +30,8 @@ BH = os.path.join(TARGET, "release", "benchhost")
 # cell: (plugin, filter, sets, headline metric)
 CELLS = {
     "wal": ("wal", "wal compression=zstd rows=1000$", [], "roundtrip_time"),
-    "ingest": ("ingest", "ingest signal=traces stage=decode_and_convert", [], None),
-    "querier_warm": ("querier", "footer_cache=warm order=unattested .*shape=lookup_by_id storage=memory",
+    "ingest": ("ingest", "ingest items=1000 signal=traces stage=decode_and_convert$", [], "request_time"),
+    "querier_warm": ("querier", "footer_cache=warm order=unattested pruning=true shape=lookup_by_id storage=memory",
                      ["--set", "workers=0"], "query_time"),
 }
 SPIN_NS = 2.1  # ns a spin round takes here (wal_zstd_10k's 35,565 rounds added ~1% of ~7.5 ms)
@@ -132,7 +133,7 @@ def compare(old, new, threshold, results, work):
 def judged(cell, arm, out_dir, work):
     """Each adjacent comparison of the arm's runs, both ways, at both thresholds."""
     runs = runs_in(os.path.join(out_dir, arm, f"{cell}.jsonl"))
-    metric = CELLS[cell][3] or next(iter(runs[0]["metrics"]))
+    metric = CELLS[cell][3]
     calibration = os.path.join(out_dir, "calibration", f"{cell}.jsonl")
     none = os.path.join(work, "no-results.jsonl")
     rows = []
@@ -152,15 +153,25 @@ def judged(cell, arm, out_dir, work):
 
 
 def table(out_dir):
+    """Every comparison judged, printed as counts and saved to OUT/proof.json (results/unpaired-proof.json)."""
     work = os.path.join(out_dir, "work")
     os.makedirs(work, exist_ok=True)
-    summary = {}
+    summary = {"cells": {}}
+    spin = os.path.join(out_dir, "builds", "spin.json")
+    if os.path.exists(spin):
+        summary["ab_build"] = json.load(open(spin))
     for arm in ("aa", "hogs", "ab"):
         for cell in CELLS:
-            if not runs_in(os.path.join(out_dir, arm, f"{cell}.jsonl")):
+            runs = runs_in(os.path.join(out_dir, arm, f"{cell}.jsonl"))
+            if not runs:
                 continue
             rows = judged(cell, arm, out_dir, work)
-            summary[f"{arm}/{cell}"] = rows
+            metric = CELLS[cell][3]
+            summary["cpu"] = runs[0]["run"]["cpu"]
+            summary["cells"][f"{arm}/{cell}"] = {
+                "metric": metric, "unit": runs[0]["metrics"][metric]["unit"],
+                "values": [r["metrics"][metric]["value"] for r in runs],
+                "first": runs[0]["run"]["ts_ms"], "last": runs[-1]["run"]["ts_ms"], "judged": rows}
             for way in ("history", "calibration"):
                 for threshold in ("3%", "1%"):
                     mine = [r for r in rows if r["way"] == way and r["threshold"] == threshold]
@@ -170,7 +181,7 @@ def table(out_dir):
                     holds = sum(r["ci95"][0] <= 1 <= r["ci95"][1] for r in with_ci)
                     print(f"{arm:5} {cell:13} {way:11} ±{threshold:3} n={len(mine):2} {counts} "
                           f"CI95 holds 1 in {holds}/{len(with_ci)}", flush=True)
-    json.dump(summary, open(os.path.join(out_dir, "judged.json"), "w"), indent=1)
+    json.dump(summary, open(os.path.join(out_dir, "proof.json"), "w"), indent=1)
 
 
 def main():

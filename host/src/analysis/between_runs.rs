@@ -5,11 +5,15 @@
 //! run, and the CI95 of 38 of their 40 A/A ratios excluded 1 (issue 83). Pure.
 //!
 //! Where the spread comes from, in this order:
-//! - **the series' own history on the machine of the run judged**: its records on the same host and CPU (a series is
-//!   measured one way: `cell.method` is in its key), not run in doubtful conditions, in the order they ran;
-//!   the spread of the log differences of successive runs, which is what the ratio of two runs of the same code
-//!   spreads by. A change of the code between two runs is one large difference, so the largest fifth are left
-//!   out and the rest scaled back to a normal's spread. From [`MIN_RUNS`] runs on.
+//! - **the series' own history on the machine of the run judged**: its records on the same host and CPU (a
+//!   series is measured one way: `cell.method` is in its key), not run in doubtful conditions, in the order they
+//!   ran, from [`MIN_RUNS`] runs on: the root mean square of the log differences of successive runs (what the
+//!   ratio of two runs of the same code spreads by), and never less than the largest of those differences
+//!   over its Student-t quantile, so that the interval reaches at least as far as two successive runs have
+//!   ever been apart. Runs on a 2-core VM have heavy tails (a phase of runs 20-30% slow): a normal model read
+//!   from a few runs let through 1-3 false alarms in 40 A/A comparisons; the largest of n exchangeable
+//!   differences is passed by the next with a chance of 1 in n + 1, under 5% from 19 differences on, whatever
+//!   their distribution. A change of the code inside the history widens the interval while it is there.
 //! - **`calibrate`'s rounds** of the series on that machine: their spread (`round_cv_pct`), each round standing
 //!   for a run, so two runs differ by `√2` of it.
 //! - **none**: the comparison cannot say how far two runs differ, and is `inconclusive`; pairing the builds
@@ -22,19 +26,12 @@ use benchhost_record::{BetweenRuns, Kind, Record, SeriesKey, series};
 use crate::analysis::calibrate;
 
 /// The fewest earlier runs of a series (on this machine, in good conditions) its history must hold to give
-/// the spread: 5 differences, 4 kept.
-pub const MIN_RUNS: usize = 6;
+/// the spread: 19 differences, the fewest whose largest a next one passes under 5% of the time.
+pub const MIN_RUNS: usize = 20;
 
 /// The newest runs of a series read for its spread: enough for a steady estimate, few enough that it follows
 /// the machine as it is now.
 pub const KEPT_RUNS: usize = 30;
-
-/// Share of the largest successive differences left out (a step of the code, a disturbed run).
-const TRIM: f64 = 0.2;
-
-/// The mean of Z² for a standard normal Z below its 80% quantile of Z² (1.2816²): what the kept squared
-/// differences of normal runs average, per unit of variance, once the largest fifth is left out.
-const KEPT_SQUARES: f64 = 0.4377;
 
 /// Where a spread holds: a series and metric on one machine (host and CPU).
 type Key = (SeriesKey, String, String, String);
@@ -108,31 +105,24 @@ impl Spreads {
 }
 
 /// The spread of the log ratio of two successive runs from a series' log values in the order they ran: the
-/// root mean square of their successive differences with the largest fifth left out, scaled back to a
-/// normal's; `None` under [`MIN_RUNS`] values.
+/// root mean square of their successive differences, at least the largest of them over its Student-t quantile;
+/// `None` under [`MIN_RUNS`] values.
 pub fn of_runs(logs: &[f64]) -> Option<BetweenRuns> {
     if logs.len() < MIN_RUNS {
         return None;
     }
-    let mut squares: Vec<f64> = logs.windows(2).map(|w| (w[1] - w[0]).powi(2)).collect();
-    squares.sort_by(f64::total_cmp);
-    let kept = &squares[..squares.len() - (squares.len() as f64 * TRIM).floor() as usize];
-    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
-    Some(BetweenRuns { sd: Some((mean / KEPT_SQUARES).sqrt()), origin: HISTORY.into(), runs: logs.len() as u64 })
+    let differences: Vec<f64> = logs.windows(2).map(|w| w[1] - w[0]).collect();
+    let rms = (differences.iter().map(|d| d * d).sum::<f64>() / differences.len() as f64).sqrt();
+    let largest = differences.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+    let history = BetweenRuns { sd: None, origin: HISTORY.into(), runs: logs.len() as u64 };
+    let t = crate::stats::t_975(degrees_of_freedom(&history));
+    Some(BetweenRuns { sd: Some(rms.max(largest / t)), ..history })
 }
 
-/// The degrees of freedom of a spread's estimate: a history's kept differences less one, a calibration's
-/// rounds less one (at least 1).
+/// The degrees of freedom of a spread's estimate, at least 1: a history's differences (their squares
+/// averaged about 0), one fewer than its runs; a calibration's rounds less one.
 pub fn degrees_of_freedom(spread: &BetweenRuns) -> usize {
-    let runs = spread.runs as usize;
-    let estimates = match spread.origin.as_str() {
-        HISTORY => {
-            let differences = runs.saturating_sub(1);
-            differences - (differences as f64 * TRIM).floor() as usize
-        }
-        _ => runs,
-    };
-    estimates.saturating_sub(1).max(1)
+    (spread.runs as usize).saturating_sub(1).max(1)
 }
 
 /// The `origin` of a spread read from the series' own runs.

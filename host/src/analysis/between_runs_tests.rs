@@ -1,40 +1,24 @@
 use super::*;
 
 #[test]
-fn the_spread_of_two_runs_is_read_from_successive_differences_with_a_step_left_out() {
-    assert!(of_runs(&[0.0; 5]).is_none(), "five runs are too few");
+fn the_spread_of_two_runs_is_their_successive_differences_and_never_short_of_the_largest() {
+    assert!(of_runs(&[0.0; MIN_RUNS - 1]).is_none(), "19 runs are too few");
     // Runs alternating ±1% about a level: successive differences of 2%, the spread of two runs 2%.
-    let alternating: Vec<f64> = (0..12).map(|i| if i % 2 == 0 { 0.01 } else { -0.01 }).collect();
+    let alternating: Vec<f64> = (0..MIN_RUNS).map(|i| if i % 2 == 0 { 0.01 } else { -0.01 }).collect();
     let spread = of_runs(&alternating).unwrap();
-    let sd = spread.sd.unwrap();
-    assert!((sd - 0.02 / KEPT_SQUARES.sqrt()).abs() < 1e-9, "{sd}");
-    assert_eq!((spread.origin.as_str(), spread.runs), (HISTORY, 12));
-    // A step of the code (10%) between two runs of a steady series is one difference, left out.
-    let mut stepped = vec![0.0; 6];
-    stepped.extend([0.1; 6]);
-    assert_eq!(of_runs(&stepped).unwrap().sd, Some(0.0));
-}
-
-#[test]
-fn the_spread_of_normal_runs_is_found_whatever_their_level() {
-    // 2,000 runs of sd 1% about a level that rises: two successive runs differ by √2 %.
-    let mut rng = crate::stats::bootstrap::Rng::new(83);
-    let mut normal = || {
-        let uniform = |rng: &mut crate::stats::bootstrap::Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        let (u, v) = (uniform(&mut rng).max(1e-300), uniform(&mut rng));
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    };
-    let logs: Vec<f64> = (0..2000).map(|i| 1e-6 * i as f64 + 0.01 * normal()).collect();
-    let sd = of_runs(&logs).unwrap().sd.unwrap();
-    assert!((sd - 0.01 * std::f64::consts::SQRT_2).abs() < 0.0008, "{sd}");
+    assert!((spread.sd.unwrap() - 0.02).abs() < 1e-12, "{spread:?}");
+    assert_eq!((spread.origin.as_str(), spread.runs), (HISTORY, 20));
+    // A step of 10% between two runs of a steady series: the interval reaches at least as far as that step.
+    let mut stepped = vec![0.0; 10];
+    stepped.extend([0.1; 10]);
+    let sd = of_runs(&stepped).unwrap().sd.unwrap();
+    assert!((sd * crate::stats::t_975(19) - 0.1).abs() < 1e-12, "{sd}");
 }
 
 #[test]
 fn degrees_of_freedom_follow_what_the_spread_rests_on() {
     let spread = |origin: &str, runs| BetweenRuns { sd: Some(0.01), origin: origin.into(), runs };
-    // 6 runs: 5 differences, 4 kept, 3 degrees of freedom; 30: 29, 24 kept, 23.
-    assert_eq!(degrees_of_freedom(&spread(HISTORY, 6)), 3);
-    assert_eq!(degrees_of_freedom(&spread(HISTORY, 30)), 23);
+    assert_eq!(degrees_of_freedom(&spread(HISTORY, 20)), 19, "one a difference");
     assert_eq!(degrees_of_freedom(&spread(CALIBRATION, 10)), 9);
     assert_eq!(degrees_of_freedom(&spread(CALIBRATION, 1)), 1);
 }

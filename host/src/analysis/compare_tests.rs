@@ -43,7 +43,7 @@ fn steady() -> Spreads {
     let runs: Vec<Record> = [1, 1000, 5, 7]
         .into_iter()
         .flat_map(|rows| {
-            (0..8)
+            (0..20)
                 .map(move |i| measurement(100 + i, "h", rows, &[("t", 100.0, 0.1, false), ("rate", 50.0, 0.05, true)]))
         })
         .collect();
@@ -181,15 +181,16 @@ fn two_runs_are_judged_with_how_far_the_series_runs_differ_or_not_at_all() {
     assert_eq!(v.between_runs.as_ref().map(|b| (b.origin.as_str(), b.sd, b.runs)), Some(("none", None, 0)));
     assert!(unknown.note.as_deref().unwrap().contains("run --against"), "{:?}", unknown.note);
     // Runs that move by ~2% from one to the next: the 4% is within what two runs differ by.
-    let moving = history(1, ("t", false), &[100.0, 102.0, 100.0, 102.0, 100.0, 102.0, 100.0, 102.0]);
+    let by_turns: Vec<f64> = (0..20).map(|i| if i % 2 == 0 { 100.0 } else { 102.0 }).collect();
+    let moving = history(1, ("t", false), &by_turns);
     let v = judged(&Spreads::new(&moving, &[])).verdict.unwrap();
     let between = v.between_runs.unwrap();
-    assert_eq!((between.origin.as_str(), between.runs), ("history", 8));
+    assert_eq!((between.origin.as_str(), between.runs), ("history", 20));
     assert_eq!(v.decision, Decision::Inconclusive);
     let [lo, hi] = v.ci95.unwrap();
     assert!(lo < 1.0 && hi > 1.08, "{lo} {hi}");
     // Runs that never move: the records' own intervals, and a clear change.
-    let v = judged(&Spreads::new(&history(1, ("t", false), &[100.0; 8]), &[])).verdict.unwrap();
+    let v = judged(&Spreads::new(&history(1, ("t", false), &[100.0; 20]), &[])).verdict.unwrap();
     assert_eq!(v.decision, Decision::Regressed);
     assert!(v.ci95.unwrap()[0] > 1.035, "{:?}", v.ci95);
 }
@@ -198,12 +199,12 @@ fn two_runs_are_judged_with_how_far_the_series_runs_differ_or_not_at_all() {
 fn a_series_history_counts_only_its_own_machine_and_each_record_once() {
     let new = measurement(2, "b", 1, &[("t", 104.0, 0.1, false)]);
     // Runs of another CPU say nothing of this one's.
-    let mut elsewhere = history(1, ("t", false), &[100.0; 8]);
+    let mut elsewhere = history(1, ("t", false), &[100.0; 20]);
     elsewhere.iter_mut().for_each(|r| r.run.cpu = "another".into());
     assert_eq!(Spreads::new(&elsewhere, &[]).get(&new, "t").origin, "none");
-    // Five runs, each given twice (a baseline file beside the stream it was saved from), are five: too few.
-    let five = history(1, ("t", false), &[100.0, 101.0, 100.0, 101.0, 100.0]);
-    let twice: Vec<Record> = five.iter().chain(&five).cloned().collect();
+    // Ten runs, each given twice (a baseline file beside the stream it was saved from), are ten: too few.
+    let ten = history(1, ("t", false), &[100.0, 101.0, 100.0, 101.0, 100.0, 101.0, 100.0, 101.0, 100.0, 101.0]);
+    let twice: Vec<Record> = ten.iter().chain(&ten).cloned().collect();
     let spread = Spreads::new(&twice, &[]).get(&new, "t");
-    assert_eq!((spread.origin.as_str(), spread.runs), ("none", 5));
+    assert_eq!((spread.origin.as_str(), spread.runs), ("none", 10));
 }

@@ -110,10 +110,11 @@ fn summary(sections: &[(&str, String, Vec<Row>)]) -> String {
     if compared == 0 {
         return String::new();
     }
-    let mut out = String::from(
+    let mut out = format!(
         "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two runs, \
          judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than \
-         6 say; `run --against` pairs two builds in one process).\n\n",
+         {} say; `run --against` pairs two builds in one process).\n\n",
+        crate::analysis::between_runs::MIN_RUNS
     );
     let mut said: Vec<String> = counts.values().map(|(d, n)| format!("{n} {}", d.name())).collect();
     if machines > 0 {

@@ -13,13 +13,13 @@ fn stream() -> Vec<Record> {
         )
     };
     let mut lines = vec![
-        line(11, "a", "perthread", 100_000.0),
-        line(12, "b", "perthread", 80_000.0),
-        line(11, "a", "split", 50_000.0),
-        r#"{"schema":1,"bench":"kafka_topology","kind":"failure","run":{"ts_ms":13,"host":"h","cpu":"c","cores":2,"os":"o","profile":"p"},"variant":{"mode":"split","threads":4},"metrics":{},"failure":{"cause":"panic","message":"x"}}"#.to_string(),
+        line(101, "a", "perthread", 100_000.0),
+        line(102, "b", "perthread", 80_000.0),
+        line(101, "a", "split", 50_000.0),
+        r#"{"schema":1,"bench":"kafka_topology","kind":"failure","run":{"ts_ms":103,"host":"h","cpu":"c","cores":2,"os":"o","profile":"p"},"variant":{"mode":"split","threads":4},"metrics":{},"failure":{"cause":"panic","message":"x"}}"#.to_string(),
     ];
-    // Five earlier runs of perthread at the same rate: with run a, the six that say how far its runs differ.
-    lines.extend((1..=5).map(|ts| line(ts, &format!("h{ts}"), "perthread", 100_000.0)));
+    // Nineteen earlier runs of perthread at the same rate: with run a, the 20 that say how far its runs differ.
+    lines.extend((1..=19).map(|ts| line(ts, &format!("h{ts}"), "perthread", 100_000.0)));
     let text = lines.join("\n");
     reader::parse(Path::new("s.jsonl"), text.as_bytes()).unwrap().records.into_iter().map(|(_, r)| r).collect()
 }
@@ -29,7 +29,7 @@ fn markdown_shows_the_newest_run_against_the_previous_one_and_a_newest_failure_a
     let md = markdown(&stream(), 0.03);
     // regression: the split series' newest run failed, and the report showed its older good number as "first run".
     let expected = "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two \
-runs, judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than 6 say; \
+runs, judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than 20 say; \
 `run --against` pairs two builds in one process).\n\n1 failed, 1 regressed, 1 no_change.\n\n\
 | Benchmark | Estimate | vs previous run |\n|---|---|---|\n\
 | kafka_topology/mode=split | FAILED (panic): x | newest run failed |\n\
@@ -44,7 +44,7 @@ runs, judged with how far the series' earlier runs on that machine differ, `inco
 #[test]
 fn a_change_between_two_runs_is_inconclusive_until_the_series_has_runs_enough_to_say_how_far_they_differ() {
     // Runs a and b alone: -20% within their own ±1%, but two runs of the series may differ by more.
-    let records: Vec<Record> = stream().into_iter().filter(|r| r.run.ts_ms > 10).collect();
+    let records: Vec<Record> = stream().into_iter().filter(|r| r.run.ts_ms > 100).collect();
     let md = markdown(&records, 0.03);
     assert!(
         md.contains("| kafka_topology/mode=perthread/records_per_s | 80,000 records/s ±1.2% | -20.0% (inconclusive) |"),
@@ -52,7 +52,7 @@ fn a_change_between_two_runs_is_inconclusive_until_the_series_has_runs_enough_to
     );
     // Earlier runs 30% apart by turns: -20% is within what two runs differ by.
     let mut moving = stream();
-    for (i, r) in moving.iter_mut().filter(|r| r.run.ts_ms <= 5).enumerate() {
+    for (i, r) in moving.iter_mut().filter(|r| r.run.ts_ms <= 19).enumerate() {
         let rate = r.metrics.get_mut("records_per_s").unwrap();
         rate.value = if i % 2 == 0 { 70_000.0 } else { 100_000.0 };
         rate.ci95 = Some([rate.value - 1000.0, rate.value + 1000.0]);

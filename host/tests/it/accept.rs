@@ -15,16 +15,16 @@ fn line(ts: u64, id: &str, mode: &str, rate: f64) -> String {
     ) + "\n"
 }
 
-/// The base (`old.jsonl`, with five earlier runs at the same rates: how far the series' runs differ), a pull
+/// The base (`old.jsonl`, with nineteen earlier runs at the same rates: how far the series' runs differ), a pull
 /// request 10% slower on `perthread` (`new.jsonl`), and a later one 20% slower (`newer.jsonl`); `split`
 /// unchanged in each.
 fn streams(sandbox: &Sandbox) {
     let runs =
         |ts: u64, id: &str, perthread: f64| line(ts, id, "perthread", perthread) + &line(ts, id, "split", 380_000.0);
-    let earlier: String = (1..=5).map(|ts| runs(ts, &format!("h{ts}"), 400_000.0)).collect();
-    sandbox.write("old.jsonl", &(earlier + &runs(10, "a", 400_000.0)));
-    sandbox.write("new.jsonl", &runs(20, "b", 360_000.0));
-    sandbox.write("newer.jsonl", &runs(30, "c", 320_000.0));
+    let earlier: String = (1..=19).map(|ts| runs(ts, &format!("h{ts}"), 400_000.0)).collect();
+    sandbox.write("old.jsonl", &(earlier + &runs(100, "a", 400_000.0)));
+    sandbox.write("new.jsonl", &runs(200, "b", 360_000.0));
+    sandbox.write("newer.jsonl", &runs(300, "c", 320_000.0));
 }
 
 fn stderr(output: &assert_cmd::assert::Assert) -> String {
@@ -177,9 +177,9 @@ fn the_ci_recipes_acceptance_turns_its_failing_gate_into_a_passing_one() {
     }
     assert!(words[0].ends_with("benchhost") && words[1] == "accept", "{words:?}");
     let sandbox = Sandbox::new();
-    let earlier: String = (1..=5).map(|ts| wal_line(ts, &format!("h{ts}"), 1_000_000.0)).collect();
-    sandbox.write("base.jsonl", &(earlier + &wal_line(10, "a", 1_000_000.0)));
-    sandbox.write("branch.jsonl", &wal_line(20, "b", 1_050_000.0));
+    let earlier: String = (1..=19).map(|ts| wal_line(ts, &format!("h{ts}"), 1_000_000.0)).collect();
+    sandbox.write("base.jsonl", &(earlier + &wal_line(100, "a", 1_000_000.0)));
+    sandbox.write("branch.jsonl", &wal_line(200, "b", 1_050_000.0));
     std::fs::create_dir(sandbox.path().join("bench-results")).unwrap();
     // The job: its gate (which names the committed acknowledgements) fails on the 5% regression.
     let job = ["compare", "base.jsonl", "branch.jsonl", "--out", "bench-results/pr.jsonl"];

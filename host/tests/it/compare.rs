@@ -13,26 +13,26 @@ fn line(ts: u64, id: &str, mode: &str, rate: f64, half: f64) -> String {
     ) + "\n"
 }
 
-/// Five earlier runs of `mode` at `rate`, each ±0.5%: with the old side's run, the six a series needs for how
-/// far its runs differ.
+/// Nineteen earlier runs of `mode` at `rate`, each ±0.5%: with the old side's run, the 20 a series needs for
+/// how far its runs differ.
 fn steady_history(mode: &str, rate: f64) -> String {
-    (1..=5).map(|ts| line(ts, &format!("h{ts}"), mode, rate, rate * 0.005)).collect()
+    (1..=19).map(|ts| line(ts, &format!("h{ts}"), mode, rate, rate * 0.005)).collect()
 }
 
 #[test]
 fn compare_decides_with_the_direction_of_goodness_and_gates_the_exit_code() {
     let sandbox = Sandbox::new();
-    let old = line(10, "a", "perthread", 390_000.0, 2_000.0)
-        + &line(10, "a", "split", 380_000.0, 2_000.0)
-        + &line(10, "a", "gone", 1.0, 0.0);
+    let old = line(100, "a", "perthread", 390_000.0, 2_000.0)
+        + &line(100, "a", "split", 380_000.0, 2_000.0)
+        + &line(100, "a", "gone", 1.0, 0.0);
     sandbox.write("alone.jsonl", &old);
     sandbox.write("old.jsonl", &(steady_history("perthread", 390_000.0) + &steady_history("split", 380_000.0) + &old));
     // perthread lost 10% of its throughput; split gained 0.5%; a new series appeared.
     sandbox.write(
         "new.jsonl",
-        &(line(20, "b", "perthread", 351_000.0, 2_000.0)
-            + &line(20, "b", "split", 382_000.0, 2_000.0)
-            + &line(20, "b", "fresh", 1.0, 0.0)),
+        &(line(200, "b", "perthread", 351_000.0, 2_000.0)
+            + &line(200, "b", "split", 382_000.0, 2_000.0)
+            + &line(200, "b", "fresh", 1.0, 0.0)),
     );
     // One run a side: how far two runs differ is not known, so -10% is no verdict, and the table says why.
     let alone =
