@@ -13,7 +13,9 @@
 //!   ever been apart. Runs on a 2-core VM have heavy tails (a phase of runs 20-30% slow): a normal model read
 //!   from a few runs let through 1-3 false alarms in 40 A/A comparisons; the largest of n exchangeable
 //!   differences is passed by the next with a chance of 1 in n + 1, under 5% from 19 differences on, whatever
-//!   their distribution. A change of the code inside the history widens the interval while it is there.
+//!   their distribution, while the machine stays as they found it (a slow phase it had not shown before passes
+//!   it: `results/unpaired-proof-2.json`). A change of the code inside the history widens the interval while
+//!   it is there.
 //! - **`calibrate`'s rounds** of the series on that machine: their spread (`round_cv_pct`), each round standing
 //!   for a run, so two runs differ by `√2` of it.
 //! - **none**: the comparison cannot say how far two runs differ, and is `inconclusive`; pairing the builds
