@@ -4,8 +4,9 @@
 The same build run back to back, 41 runs a cell (so 40 adjacent comparisons), on three cells: wal
 (`compression=zstd rows=1000`), ingest (`signal=traces stage=decode_and_convert`) and the querier's warm lookup
 (`workers=0`). Each comparison is `benchhost compare OLD NEW` of the real records, judged two ways:
-  history     OLD holds every earlier run of the series (the spread from its own runs, from the 6th on; before
-              that the comparison has no spread and is `inconclusive`, counted apart)
+  history     OLD holds every earlier run of the series (the spread from its own runs, from the 20th on,
+              `between_runs::MIN_RUNS`; before that the comparison has no spread and is `inconclusive`, with no
+              CI95)
   calibration OLD holds the previous run alone, and `--results` a stream with `benchhost calibrate`'s rounds of
               the cell (the spread from the calibration)
 at ±3% and at `--threshold 1%`; per way and threshold, the decisions, and how often the CI95 holds 1.

@@ -77,8 +77,8 @@ fn saved(dir: &Path) -> Vec<String> {
 }
 
 /// The newest record of each series (and the newest verdict per series and metric) of a results file, or of
-/// the baseline of that name (looked up next to `out`): all a comparison reads, in memory bounded by the
-/// series. A side with no readable record is an error: comparing against nothing would call every series
+/// the baseline of that name (looked up next to `out`): what a comparison reads of its new side, in memory
+/// bounded by the series. A side with no readable record is an error: comparing against nothing would call every series
 /// `added` and pass a gate.
 pub fn load(file_or_name: &str, out: &Path) -> Result<Vec<Record>> {
     load_newest(file_or_name, out, 1)

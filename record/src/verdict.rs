@@ -91,9 +91,10 @@ pub struct Verdict {
     /// does not fail on it. The decision stays what the numbers say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted: Option<Accepted>,
-    /// On a comparison of two runs' records (not paired): how far two runs of the series differ, which its
-    /// interval counts beside the records' own, and where that came from. Absent on paired verdicts and in
-    /// verdicts before 2026-12-07 (whose intervals held the records' own spread only).
+    /// On a comparison of two runs' records (not paired) of a measured value: how far two runs of the series
+    /// differ, which its interval counts beside the records' own, and where that came from. Absent on paired
+    /// verdicts, on exact counts and in verdicts before 2026-12-07 (whose intervals held the records' own spread
+    /// only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub between_runs: Option<BetweenRuns>,
 }

@@ -67,8 +67,8 @@ impl Spreads {
         }
         let mut by_series = HashMap::new();
         for ((key, host, cpu), mut records) in runs {
-            records.sort_by_key(|r| r.run.ts_ms);
-            records.dedup_by(|a, b| a.run.ts_ms == b.run.ts_ms && a.run.id == b.run.id);
+            records.sort_by(|a, b| (a.run.ts_ms, &a.run.id).cmp(&(b.run.ts_ms, &b.run.id)));
+            records.dedup_by(|a, b| (a.run.ts_ms, &a.run.id) == (b.run.ts_ms, &b.run.id));
             let records = &records[records.len().saturating_sub(KEPT_RUNS)..];
             let metrics: std::collections::BTreeSet<&String> = records.iter().flat_map(|r| r.metrics.keys()).collect();
             for metric in metrics {

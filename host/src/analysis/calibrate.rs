@@ -127,7 +127,7 @@ pub struct Thresholds {
 impl Thresholds {
     /// The calibrations among `records` made on `host`.
     pub fn new(records: &[Record], host: &str) -> Thresholds {
-        let newest = newest_of(records, host, "suggested_threshold_pct")
+        let newest = newest_of(records, (host, None), "suggested_threshold_pct")
             .into_iter()
             .map(|(key, (ts_ms, suggested))| (key, (ts_ms, suggested.value / 100.0)))
             .collect();
@@ -149,8 +149,7 @@ pub fn round_spreads(records: &[Record]) -> Vec<RoundSpread> {
         records.iter().map(|r| (r.run.host.as_str(), r.run.cpu.as_str())).collect();
     let mut spreads = Vec::new();
     for (host, cpu) in machines {
-        let there: Vec<Record> = records.iter().filter(|r| r.run.cpu == cpu).cloned().collect();
-        for ((series, metric), (_, cv)) in newest_of(&there, host, "round_cv_pct") {
+        for ((series, metric), (_, cv)) in newest_of(records, (host, Some(cpu)), "round_cv_pct") {
             let (host, cpu) = (host.to_string(), cpu.to_string());
             spreads.push(RoundSpread { series, metric, cv: cv.value / 100.0, rounds: cv.n.unwrap_or(0), host, cpu });
         }
@@ -171,11 +170,16 @@ pub struct RoundSpread {
     pub cpu: String,
 }
 
-/// The newest value of `metric` in the calibrations among `records` made on `host`, per calibrated series and
-/// metric.
-fn newest_of(records: &[Record], host: &str, metric: &str) -> HashMap<(SeriesKey, String), (u64, MetricValue)> {
+/// The newest value of `metric` in the calibrations among `records` made on `host` (with `cpu`, when given), per
+/// calibrated series and metric.
+fn newest_of(
+    records: &[Record],
+    (host, cpu): (&str, Option<&str>),
+    metric: &str,
+) -> HashMap<(SeriesKey, String), (u64, MetricValue)> {
     let mut newest: HashMap<(SeriesKey, String), (u64, MetricValue)> = HashMap::new();
-    for r in records.iter().filter(|r| r.run.host == host && r.variant.get(MARK).is_some_and(|v| v == "aa")) {
+    let there = |r: &&Record| r.run.host == host && cpu.is_none_or(|cpu| r.run.cpu == cpu);
+    for r in records.iter().filter(there).filter(|r| r.variant.get(MARK).is_some_and(|v| v == "aa")) {
         let (Some(calibrated), Some(value)) = (r.variant.get(METRIC).and_then(Value::as_str), r.metrics.get(metric))
         else {
             continue;
