@@ -7,20 +7,22 @@ The same build run back to back, 41 runs a cell (so 40 adjacent comparisons), on
   history     OLD holds every earlier run of the series (the spread from its own runs, from the 20th on,
               `between_runs::MIN_RUNS`; before that the comparison has no spread and is `inconclusive`, with no
               CI95)
-  calibration OLD holds the previous run alone, and `--results` a stream with `benchhost calibrate`'s rounds of
-              the cell (the spread from the calibration)
-at ±3% and at `--threshold 1%`; per way and threshold, the decisions, and how often the CI95 holds 1.
+  alone       OLD holds the previous run alone: no history, so `inconclusive` without a CI95 whatever the runs
+              (the first two proof sets judged this way with `--results` holding `benchhost calibrate`'s rounds,
+              a source since dropped: results/unpaired-proof.json and -2.json, "calibration")
+at ±3% and at `--threshold 1%`; per way and threshold, the decisions, how often the CI95 holds 1, and how
+many comparisons were unsettled (a run disturbed or a baseline off its history: `inconclusive`, no CI95).
 
 Parts (each run appended to OUT/ARM/CELL.jsonl as it ends; a rerun with the same OUT goes on from there):
-  calibrate   `benchhost calibrate` of each cell (into OUT/calibration/CELL.jsonl)
   aa          41 runs a cell, the machine idle
   hogs        41 runs a cell under two `yes` (one a core), started before each run and killed after it
-  ab          wal only: 41 runs alternating the plain build and one slower by ~5% (`slower` feature, its spin
-              sized from a plain run); each slower run judged against the plain runs before it (main's history)
+  ab          wal only: 20 runs of the plain build, then 40 alternating a build slower by ~5% (`slower`
+              feature, its spin sized from a plain run) and the plain one; each slower run judged against the
+              plain runs before it (main's history)
   table       the counts, from what is there (also printed after the parts), and OUT/proof.json: per arm and
               cell the headline's values run by run and every comparison's decision, CI95 and origin
 
-usage: python3 benchmarks/unpaired_proof.py [--parts calibrate,aa,hogs,ab] [--runs 41] [--out DIR]
+usage: python3 benchmarks/unpaired_proof.py [--parts aa,hogs,ab] [--runs 41] [--out DIR]
 """
 import argparse, glob, json, os, shutil, signal, subprocess, sys, time
 
@@ -75,15 +77,6 @@ def part_runs(arm, cell, out_dir, n, hogs=False):
                 p.wait()
 
 
-def part_calibrate(cell, out_dir):
-    path = os.path.join(out_dir, "calibration", f"{cell}.jsonl")
-    if records(path):
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    plugin, label, sets, _ = CELLS[cell]
-    sh([BH, "calibrate", label, "--plugin", plugin, "--out", path, *sets], cwd=ROOT)
-
-
 def builds(out_dir):
     """The plain and the slower (~+5%) wal libraries, each alone in a directory of its own."""
     dirs = {k: os.path.join(out_dir, "builds", k) for k in ("plain", "slower")}
@@ -107,13 +100,20 @@ def builds(out_dir):
     return dirs
 
 
+AB_PLAIN = 20  # the plain runs before the first slower one: `between_runs::MIN_RUNS`, a history from the start
+
+
+def slower(i):
+    """Whether the ab arm's run `i` is of the slower build: after AB_PLAIN plain runs, every other one."""
+    return i >= AB_PLAIN and (i - AB_PLAIN) % 2 == 0
+
+
 def part_ab(out_dir, n):
     dirs = builds(out_dir)
     path = os.path.join(out_dir, "ab", "wal.jsonl")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    while len(runs_in(path)) < n:
-        kind = "plain" if len(runs_in(path)) % 2 == 0 else "slower"
-        run_cell("wal", path, dirs[kind])
+    while len(runs_in(path)) < AB_PLAIN + n - 1:
+        run_cell("wal", path, dirs["slower" if slower(len(runs_in(path))) else "plain"])
 
 
 def write(path, recs):
@@ -121,35 +121,37 @@ def write(path, recs):
         f.writelines(json.dumps(r) + "\n" for r in recs)
 
 
-def compare(old, new, threshold, results, work):
-    """`benchhost compare` of the record lists `old` and `new`: the headline verdicts' (decision, ci95)."""
+def compare(old, new, threshold, work):
+    """`benchhost compare` of the record lists `old` and `new`: the headline verdicts' (metric, decision, ci95,
+    between_runs)."""
     o, n = os.path.join(work, "old.jsonl"), os.path.join(work, "new.jsonl")
     write(o, old)
     write(n, new)
-    out = sh([BH, "compare", o, n, "--json", "--threshold", threshold, "--results", results], cwd=work)
+    none = os.path.join(work, "no-results.jsonl")
+    out = sh([BH, "compare", o, n, "--json", "--threshold", threshold, "--results", none], cwd=work)
     return [(v["verdict"]["metric"], v["verdict"]["decision"], v["verdict"].get("ci95"),
-             (v["verdict"].get("between_runs") or {}).get("origin")) for v in json.loads(out.stdout)]
+             v["verdict"].get("between_runs") or {}) for v in json.loads(out.stdout)]
 
 
 def judged(cell, arm, out_dir, work):
-    """Each adjacent comparison of the arm's runs, both ways, at both thresholds."""
+    """Each adjacent comparison of the arm's runs (the ab arm: each slower run against the plain ones before
+    it), both ways, at both thresholds."""
     runs = runs_in(os.path.join(out_dir, arm, f"{cell}.jsonl"))
     metric = CELLS[cell][3]
-    calibration = os.path.join(out_dir, "calibration", f"{cell}.jsonl")
-    none = os.path.join(work, "no-results.jsonl")
     rows = []
     for k in range(1, len(runs)):
+        earlier = runs[:k]
+        if arm == "ab":
+            if not slower(k):
+                continue
+            earlier = [r for i, r in enumerate(earlier) if not slower(i)]
         for threshold in ("3%", "1%"):
-            for way, old, results in (("history", runs[:k], none), ("calibration", [runs[k - 1]], calibration)):
-                if arm == "ab":
-                    if k % 2 == 0:
-                        continue  # a plain run: the slower ones are judged, against the plain runs before them
-                    old = [r for i, r in enumerate(runs[:k]) if i % 2 == 0]
-                    old = old if way == "history" else old[-1:]
-                for m, decision, ci, origin in compare(old, [runs[k]], threshold, results, work):
+            for way, old in (("history", earlier), ("alone", earlier[-1:])):
+                for m, decision, ci, between in compare(old, [runs[k]], threshold, work):
                     if m == metric:
                         rows.append({"k": k, "threshold": threshold, "way": way, "decision": decision,
-                                     "ci95": ci, "origin": origin})
+                                     "ci95": ci, "origin": between.get("origin"),
+                                     "unsettled": between.get("unsettled")})
     return rows
 
 
@@ -173,29 +175,28 @@ def table(out_dir):
                 "metric": metric, "unit": runs[0]["metrics"][metric]["unit"],
                 "values": [r["metrics"][metric]["value"] for r in runs],
                 "first": runs[0]["run"]["ts_ms"], "last": runs[-1]["run"]["ts_ms"], "judged": rows}
-            for way in ("history", "calibration"):
+            for way in ("history", "alone"):
                 for threshold in ("3%", "1%"):
                     mine = [r for r in rows if r["way"] == way and r["threshold"] == threshold]
                     with_ci = [r for r in mine if r["ci95"]]
                     counts = {d: sum(r["decision"] == d for r in mine) for d in
                               ("regressed", "improved", "no_change", "inconclusive")}
                     holds = sum(r["ci95"][0] <= 1 <= r["ci95"][1] for r in with_ci)
-                    print(f"{arm:5} {cell:13} {way:11} ±{threshold:3} n={len(mine):2} {counts} "
-                          f"CI95 holds 1 in {holds}/{len(with_ci)}", flush=True)
+                    unsettled = sum(bool(r.get("unsettled")) for r in mine)
+                    print(f"{arm:5} {cell:13} {way:7} ±{threshold:3} n={len(mine):2} {counts} "
+                          f"CI95 holds 1 in {holds}/{len(with_ci)}, unsettled {unsettled}", flush=True)
     json.dump(summary, open(os.path.join(out_dir, "proof.json"), "w"), indent=1)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--parts", default="calibrate,aa,hogs,ab")
+    p.add_argument("--parts", default="aa,hogs,ab")
     p.add_argument("--runs", type=int, default=41)
     p.add_argument("--cells", default=",".join(CELLS))
     p.add_argument("--out", default=os.path.expanduser("~/.cache/benchhost/unpaired-proof"))
     args = p.parse_args()
     parts = args.parts.split(",")
     for cell in args.cells.split(","):
-        if "calibrate" in parts:
-            part_calibrate(cell, args.out)
         for arm in ("aa", "hogs"):
             if arm in parts:
                 part_runs(arm, cell, args.out, args.runs, hogs=arm == "hogs")

@@ -106,11 +106,17 @@ pub struct BetweenRuns {
     /// The standard deviation of the log ratio of two runs of the same code; absent when `origin` is `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sd: Option<f64>,
-    /// `history` (the series' earlier runs on this host and CPU, in good conditions), `calibration`
-    /// (`benchhost calibrate`'s rounds of it on this host), or `none` (neither: the verdict is `inconclusive`).
+    /// `history` (the series' earlier runs on this host and CPU, in good conditions) or `none` (too few of
+    /// them: the verdict is `inconclusive`). Verdicts written on 2026-12-07 may say `calibration` (`benchhost
+    /// calibrate`'s rounds), a source since dropped: its rounds, back to back, understated how far runs differ.
     pub origin: String,
     /// The runs (`history`) or rounds (`calibration`) it rests on; for `none`, the earlier runs found.
     pub runs: u64,
+    /// Why the two runs compared show the machine as its history does not, when one does (the new run's own
+    /// interval wider than any before it, or the baseline run further from the history's median than two
+    /// successive runs have moved): the verdict is then `inconclusive`, without an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsettled: Option<String>,
 }
 
 #[doc(hidden)]

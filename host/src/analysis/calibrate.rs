@@ -140,36 +140,6 @@ impl Thresholds {
     }
 }
 
-/// Per machine (host and CPU), series and calibrated metric, how much one round's estimate spread in the
-/// newest calibration made there (its `round_cv_pct`, as a fraction), and the rounds that was over: a round is
-/// a process of its own, as a run is, so it stands for a run when the series has too few runs of its own
-/// ([`crate::analysis::between_runs`]).
-pub fn round_spreads(records: &[Record]) -> Vec<RoundSpread> {
-    let machines: std::collections::BTreeSet<(&str, &str)> =
-        records.iter().map(|r| (r.run.host.as_str(), r.run.cpu.as_str())).collect();
-    let mut spreads = Vec::new();
-    for (host, cpu) in machines {
-        for ((series, metric), (_, cv)) in newest_of(records, (host, Some(cpu)), "round_cv_pct") {
-            let (host, cpu) = (host.to_string(), cpu.to_string());
-            spreads.push(RoundSpread { series, metric, cv: cv.value / 100.0, rounds: cv.n.unwrap_or(0), host, cpu });
-        }
-    }
-    spreads
-}
-
-/// How much one round's estimate of a series' metric spread in a calibration ([`round_spreads`]).
-pub struct RoundSpread {
-    pub series: SeriesKey,
-    pub metric: String,
-    /// The rounds' coefficient of variation, a fraction.
-    pub cv: f64,
-    /// The rounds it is over.
-    pub rounds: u64,
-    /// The machine the calibration ran on.
-    pub host: String,
-    pub cpu: String,
-}
-
 /// The newest value of `metric` in the calibrations among `records` made on `host` (with `cpu`, when given), per
 /// calibrated series and metric.
 fn newest_of(

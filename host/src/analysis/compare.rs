@@ -4,7 +4,8 @@
 //! is the ratio new / old. Its CI95 counts both records' own intervals (log-normal delta method: each CI95
 //! half-width is taken as 1.96 standard errors of the log estimate) and how far two runs of the series differ
 //! ([`between_runs`]): the wider of the two. Where that spread is not known (a series with few runs on this
-//! machine and no calibration), the verdict is `inconclusive`, without an interval. An exact count (no
+//! machine) or the runs compared show the machine as its history does not, the verdict is `inconclusive`,
+//! without an interval. An exact count (no
 //! interval on either side) is compared as it is. With the metric's direction of goodness and a noise threshold
 //! `t`, the decision is:
 //! - `regressed` / `improved`: the whole CI is worse / better than `t`;
@@ -103,11 +104,14 @@ pub fn measured(old: &MetricValue, new: &MetricValue) -> bool {
 
 /// The CI95 of new / old across two runs: an exact count's as it is (`spread` `None`); a measured value's the
 /// wider of both records' own interval ([`ratio_ci`]) and that of how far two runs of the series differ (its
-/// Student-t over the spread's degrees of freedom); `None` when that is not known.
+/// Student-t over the spread's degrees of freedom); `None` when that is not known or the runs are unsettled.
 pub fn unpaired_interval(old: &MetricValue, new: &MetricValue, spread: Option<&BetweenRuns>) -> Option<[f64; 2]> {
     let (ratio, own) = ratio_ci(old, new);
     let Some(spread) = spread else { return Some(own) };
-    let between = crate::stats::t_975(between_runs::degrees_of_freedom(spread)) * spread.sd?;
+    if spread.unsettled.is_some() {
+        return None;
+    }
+    let between = crate::stats::t_975(between_runs::degrees_of_freedom(spread.runs)) * spread.sd?;
     let half = ((own[1] / own[0]).ln().max(0.0) / 2.0).max(between);
     Some([ratio * (-half).exp(), ratio * half.exp()])
 }
@@ -172,7 +176,7 @@ fn judge(sides: &Sides<'_>, name: &str, threshold: f64, spreads: &Spreads, run: 
             run.clone(),
         );
     }
-    let spread = measured(old, new).then(|| spreads.get(after, name));
+    let spread = measured(old, new).then(|| spreads.get(after, name, old, new));
     let ci95 = unpaired_interval(old, new, spread.as_ref());
     verdict.ratio = Some(ratio);
     let note = match ci95 {
@@ -200,23 +204,22 @@ fn judge(sides: &Sides<'_>, name: &str, threshold: f64, spreads: &Spreads, run: 
 /// Where the spread between runs in an interval came from, for a verdict's note.
 fn spread_said(spread: &BetweenRuns) -> String {
     let sd = 100.0 * spread.sd.unwrap_or(0.0);
-    match spread.origin.as_str() {
-        between_runs::HISTORY => {
-            format!("; two runs differ by {sd:.2}% (sd; the series' last {} runs here)", spread.runs)
-        }
-        _ => format!("; two runs differ by {sd:.2}% (sd; `benchhost calibrate`'s {} rounds)", spread.runs),
-    }
+    format!("; two runs differ by {sd:.2}% (sd; the series' last {} runs here)", spread.runs)
 }
 
-/// Why a comparison of two runs cannot decide without the spread between runs, and what decides instead.
+/// Why a comparison of two runs cannot decide (the spread between runs not known, or the runs unsettled), and
+/// what decides instead.
 fn unknown_spread(spread: Option<&BetweenRuns>) -> String {
-    format!(
-        "how far two runs of this series differ is not known here ({} earlier runs on this machine, {} needed, and \
-         no `benchhost calibrate` of it), and its records' own intervals hold one run's spread only: pair the \
-         builds with `run --against` (or `--interleave`) to decide",
-        spread.map_or(0, |s| s.runs),
-        between_runs::MIN_RUNS
-    )
+    let why = match spread.and_then(|s| s.unsettled.as_deref()) {
+        Some(unsettled) => format!("{unsettled}, so how far two runs differ now is not known"),
+        None => format!(
+            "how far two runs of this series differ is not known here ({} earlier runs on this machine, {} \
+             needed), and its records' own intervals hold one run's spread only",
+            spread.map_or(0, |s| s.runs),
+            between_runs::MIN_RUNS
+        ),
+    };
+    format!("{why}: pair the builds with `run --against` (or `--interleave`) to decide")
 }
 
 /// Why new / old cannot be judged, if it cannot: a ratio needs two non-zero finite values (a miss rate of 0%

@@ -38,16 +38,17 @@ fn history(rows: i64, metric: (&str, bool), values: &[f64]) -> Vec<Record> {
         .collect()
 }
 
-/// Two runs of every series and metric of these tests differ by nothing beyond their own intervals.
+/// Two runs of every series and metric of these tests differ by nothing beyond their own intervals, each
+/// run's ±2%: as wide as those the tests compare.
 fn steady() -> Spreads {
     let runs: Vec<Record> = [1, 1000, 5, 7]
         .into_iter()
         .flat_map(|rows| {
             (0..20)
-                .map(move |i| measurement(100 + i, "h", rows, &[("t", 100.0, 0.1, false), ("rate", 50.0, 0.05, true)]))
+                .map(move |i| measurement(100 + i, "h", rows, &[("t", 100.0, 2.0, false), ("rate", 50.0, 1.0, true)]))
         })
         .collect();
-    Spreads::new(&runs, &[])
+    Spreads::new(&runs)
 }
 
 fn decisions(verdicts: &[Record]) -> Vec<(String, Option<String>, Decision)> {
@@ -183,16 +184,25 @@ fn two_runs_are_judged_with_how_far_the_series_runs_differ_or_not_at_all() {
     // Runs that move by ~2% from one to the next: the 4% is within what two runs differ by.
     let by_turns: Vec<f64> = (0..20).map(|i| if i % 2 == 0 { 100.0 } else { 102.0 }).collect();
     let moving = history(1, ("t", false), &by_turns);
-    let v = judged(&Spreads::new(&moving, &[])).verdict.unwrap();
+    let v = judged(&Spreads::new(&moving)).verdict.unwrap();
     let between = v.between_runs.unwrap();
     assert_eq!((between.origin.as_str(), between.runs), ("history", 20));
     assert_eq!(v.decision, Decision::Inconclusive);
     let [lo, hi] = v.ci95.unwrap();
     assert!(lo < 1.0 && hi > 1.08, "{lo} {hi}");
     // Runs that never move: the records' own intervals, and a clear change.
-    let v = judged(&Spreads::new(&history(1, ("t", false), &[100.0; 20]), &[])).verdict.unwrap();
+    let v = judged(&Spreads::new(&history(1, ("t", false), &[100.0; 20]))).verdict.unwrap();
     assert_eq!(v.decision, Decision::Regressed);
     assert!(v.ci95.unwrap()[0] > 1.035, "{:?}", v.ci95);
+    // The same new value from a run spread wider within itself than any before it: not judged.
+    let disturbed = vec![measurement(2, "b", 1, &[("t", 104.0, 5.0, false)])];
+    let steady_runs = Spreads::new(&history(1, ("t", false), &[100.0; 20]));
+    let judged = compare(&old, &disturbed, &|_, _| 0.03, &steady_runs, &run(3, "c")).remove(0);
+    let v = judged.verdict.as_ref().unwrap();
+    assert_eq!((v.decision, v.ci95), (Decision::Inconclusive, None));
+    assert!(v.between_runs.as_ref().unwrap().unsettled.as_deref().unwrap().contains("disturbed"));
+    let note = judged.note.as_deref().unwrap();
+    assert!(note.contains("disturbed run") && note.contains("run --against"), "{note}");
 }
 
 #[test]
@@ -201,10 +211,10 @@ fn a_series_history_counts_only_its_own_machine_and_each_record_once() {
     // Runs of another CPU say nothing of this one's.
     let mut elsewhere = history(1, ("t", false), &[100.0; 20]);
     elsewhere.iter_mut().for_each(|r| r.run.cpu = "another".into());
-    assert_eq!(Spreads::new(&elsewhere, &[]).get(&new, "t").origin, "none");
+    assert_eq!(Spreads::new(&elsewhere).get(&new, "t", &new.metrics["t"], &new.metrics["t"]).origin, "none");
     // Ten runs, each given twice (a baseline file beside the stream it was saved from), are ten: too few.
     let ten = history(1, ("t", false), &[100.0, 101.0, 100.0, 101.0, 100.0, 101.0, 100.0, 101.0, 100.0, 101.0]);
     let twice: Vec<Record> = ten.iter().chain(&ten).cloned().collect();
-    let spread = Spreads::new(&twice, &[]).get(&new, "t");
+    let spread = Spreads::new(&twice).get(&new, "t", &new.metrics["t"], &new.metrics["t"]);
     assert_eq!((spread.origin.as_str(), spread.runs), ("none", 10));
 }

@@ -297,7 +297,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let run = provenance::current();
             let results = crate::cli::read_streams::previous(&args.results);
             let history: Vec<_> = old.iter().chain(&results.history).cloned().collect();
-            let spreads = between_runs::Spreads::new(&history, &results.calibrations);
+            let spreads = between_runs::Spreads::new(&history);
             let threshold = args.judging.threshold(&results.calibrations, &run.host);
             let mut verdicts = compare::compare(&old, &new, &threshold, &spreads, &run);
             // Acknowledgements in the stream the baselines come from, and in the one the verdicts go to.

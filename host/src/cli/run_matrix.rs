@@ -114,7 +114,7 @@ pub(crate) fn run_matrix(args: RunArgs) -> Result<ExitCode> {
     };
     let threshold = args.judging.threshold(&previous.calibrations, &run_info.host);
     // How far two runs of each series differ on this machine: what a comparison across runs must count.
-    let spreads = Spreads::new(&previous.history, &previous.calibrations);
+    let spreads = Spreads::new(&previous.history);
     let outcome = run_all(&cells, &duels, asked, &threshold, &mut ctx, &mut sink)?;
     // This build's records (and the other build's failures); the other build's numbers only feed verdicts.
     let records: Vec<_> = outcome

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::analysis::between_runs::Spreads;
-use crate::analysis::{calibrate, compare, decision};
+use crate::analysis::{compare, decision};
 use crate::report::blocks::blocks;
 use crate::report::export::{failure_text, short_names};
 use crate::report::format::{metric_beside, metrics_shown};
@@ -59,9 +59,7 @@ pub fn markdown(records: &[Record], threshold: f64) -> String {
     let series = history(records);
     let before: Vec<Record> =
         series.values().flat_map(|runs| runs[..runs.len() - 1].iter().map(|r| (*r).clone())).collect();
-    let calibrations: Vec<Record> =
-        records.iter().filter(|r| r.variant.contains_key(calibrate::MARK)).cloned().collect();
-    let spreads = Spreads::new(&before, &calibrations);
+    let spreads = Spreads::new(&before);
     let mut by_bench: BTreeMap<&str, Vec<Vec<&Record>>> = BTreeMap::new();
     for runs in series.into_values() {
         by_bench.entry(runs[0].bench.as_str()).or_default().push(runs);
@@ -113,7 +111,7 @@ fn summary(sections: &[(&str, String, Vec<Row>)]) -> String {
     let mut out = format!(
         "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two runs, \
          judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than \
-         {} say; `run --against` pairs two builds in one process).\n\n",
+         {} say or the two runs show the machine as those did not; `run --against` pairs two builds in one process).\n\n",
         crate::analysis::between_runs::MIN_RUNS
     );
     let mut said: Vec<String> = counts.values().map(|(d, n)| format!("{n} {}", d.name())).collect();
@@ -220,7 +218,7 @@ fn rows(name: &str, runs: &[&Record], (threshold, spreads): (f64, &Spreads)) -> 
                     Change::OtherMachine(p.run.cpu.clone(), latest.run.cpu.clone())
                 }
                 Some(p) => p.metrics.get(metric).map_or(Change::NotBefore("new metric"), |b| {
-                    let spread = compare::measured(b, m).then(|| spreads.get(latest, metric));
+                    let spread = compare::measured(b, m).then(|| spreads.get(latest, metric, b, m));
                     judged(b, m, threshold, spread.as_ref())
                 }),
             };

@@ -5,21 +5,22 @@ use benchhost_record::MetricValue;
 use benchhost_record::reader;
 
 fn stream() -> Vec<Record> {
-    let line = |ts: u64, id: &str, mode: &str, rate: f64| {
+    let line = |ts: u64, id: &str, mode: &str, rate: f64, half: f64| {
         format!(
             r#"{{"schema":1,"bench":"kafka_topology","kind":"measurement","run":{{"ts_ms":{ts},"id":"{id}","commit":"{id:0>12}","host":"h","cpu":"Xeon, 2 GHz","cores":2,"os":"linux/x86_64","profile":"release"}},"variant":{{"mode":"{mode}","threads":4}},"metrics":{{"records_per_s":{{"value":{rate},"unit":"records/s","higher_is_better":true,"ci95":[{},{}],"n":5}},"p99_gap_us":{{"value":12.5,"unit":"us","higher_is_better":false}}}}}}"#,
-            rate - 1000.0,
-            rate + 1000.0
+            rate - half,
+            rate + half
         )
     };
     let mut lines = vec![
-        line(101, "a", "perthread", 100_000.0),
-        line(102, "b", "perthread", 80_000.0),
-        line(101, "a", "split", 50_000.0),
+        line(101, "a", "perthread", 100_000.0, 1000.0),
+        line(102, "b", "perthread", 80_000.0, 1000.0),
+        line(101, "a", "split", 50_000.0, 1000.0),
         r#"{"schema":1,"bench":"kafka_topology","kind":"failure","run":{"ts_ms":103,"host":"h","cpu":"c","cores":2,"os":"o","profile":"p"},"variant":{"mode":"split","threads":4},"metrics":{},"failure":{"cause":"panic","message":"x"}}"#.to_string(),
     ];
-    // Nineteen earlier runs of perthread at the same rate: with run a, the 20 that say how far its runs differ.
-    lines.extend((1..=19).map(|ts| line(ts, &format!("h{ts}"), "perthread", 100_000.0)));
+    // Nineteen earlier runs of perthread at the same rate: with run a, the 20 that say how far its runs differ
+    // (each ±1.5%: run b's ±1.25% is no wider than runs there have been).
+    lines.extend((1..=19).map(|ts| line(ts, &format!("h{ts}"), "perthread", 100_000.0, 1500.0)));
     let text = lines.join("\n");
     reader::parse(Path::new("s.jsonl"), text.as_bytes()).unwrap().records.into_iter().map(|(_, r)| r).collect()
 }
@@ -29,8 +30,8 @@ fn markdown_shows_the_newest_run_against_the_previous_one_and_a_newest_failure_a
     let md = markdown(&stream(), 0.03);
     // regression: the split series' newest run failed, and the report showed its older good number as "first run".
     let expected = "## Since the previous run\n\nEach series' newest record against its previous one (unpaired: two \
-runs, judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than 20 say; \
-`run --against` pairs two builds in one process).\n\n1 failed, 1 regressed, 1 no_change.\n\n\
+runs, judged with how far the series' earlier runs on that machine differ, `inconclusive` where fewer than 20 say or \
+the two runs show the machine as those did not; `run --against` pairs two builds in one process).\n\n1 failed, 1 regressed, 1 no_change.\n\n\
 | Benchmark | Estimate | vs previous run |\n|---|---|---|\n\
 | kafka_topology/mode=split | FAILED (panic): x | newest run failed |\n\
 | kafka_topology/mode=perthread/records_per_s | 80,000 records/s ±1.2% | -20.0% (regressed) |\n\n\

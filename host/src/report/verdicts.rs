@@ -229,16 +229,29 @@ pub(crate) fn change(v: &benchhost_record::Verdict) -> String {
 /// The line under a table of comparisons across runs when some had no interval (`[?]`): why, and what decides
 /// instead.
 pub(crate) fn unknown_spread_line(verdicts: &[&Record]) -> Option<String> {
-    let unknown =
-        |r: &&&Record| r.verdict.as_ref().and_then(|v| v.between_runs.as_ref()).is_some_and(|b| b.sd.is_none());
-    let series: BTreeSet<_> = verdicts.iter().filter(unknown).map(|r| benchhost_record::series(r)).collect();
-    (!series.is_empty()).then(|| {
-        format!(
-            "[?]: how far two runs of {} series differ on this machine is not known (fewer than {} earlier runs \
-             here, no `benchhost calibrate`), so they are inconclusive; `run --against` pairs two builds and decides",
-            series.len(),
+    let between = |r: &&&Record| r.verdict.as_ref().and_then(|v| v.between_runs.clone());
+    let series_where = |unknown: &dyn Fn(&benchhost_record::BetweenRuns) -> bool| {
+        let found = verdicts.iter().filter(|r| between(r).is_some_and(|b| unknown(&b)));
+        found.map(|r| benchhost_record::series(r)).collect::<BTreeSet<_>>().len()
+    };
+    let unsettled = series_where(&|b| b.unsettled.is_some());
+    let short = series_where(&|b| b.sd.is_none() && b.unsettled.is_none());
+    let mut why = Vec::new();
+    if short > 0 {
+        why.push(format!(
+            "how far two runs of {short} series differ on this machine is not known (fewer than {} earlier runs \
+             here)",
             crate::analysis::between_runs::MIN_RUNS
-        )
+        ));
+    }
+    if unsettled > 0 {
+        why.push(format!(
+            "{unsettled} series ran as its history did not (a run disturbed, or a baseline from a slow or fast \
+             phase; the notes say which)"
+        ));
+    }
+    (!why.is_empty()).then(|| {
+        format!("[?]: {}, so they are inconclusive; `run --against` pairs two builds and decides", why.join("; "))
     })
 }
 
