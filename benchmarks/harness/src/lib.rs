@@ -135,6 +135,18 @@ mod tests {
         }
         assert_eq!(sort(vec![5, 3, 9]), 3);
         assert_eq!(State::new(Workload::Wal).run(), 1000, "the round trip returns every row");
+        assert_eq!(State::new(Workload::Copy64k).run(), 7, "the copy's last byte is its source's");
+    }
+
+    #[test]
+    fn both_arms_copy_between_buffers_placed_alike() {
+        // The first state takes what the heap has, the second what is left: their buffers' places within a
+        // page and from each other are the same all the same.
+        let (first, second) = (State::new(Workload::Copy64k), State::new(Workload::Copy64k));
+        for state in [&first, &second] {
+            let (source, destination) = state.copy_places();
+            assert_eq!((source % 4096, destination % 4096, destination - source), (0, 2048, 65536 + 2048));
+        }
     }
 
     #[test]
