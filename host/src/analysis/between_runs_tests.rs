@@ -19,7 +19,13 @@ fn the_spread_of_two_runs_is_their_successive_differences_and_never_short_of_the
 
 /// A run of the series `wal rows=1` at `ts_ms` with `value` ±`half` of metric `t`.
 fn run(ts_ms: u64, value: f64, half: f64) -> Record {
-    let m = MetricValue { value, unit: "ns".into(), higher_is_better: false, ci95: Some([value - half, value + half]), n: Some(9) };
+    let m = MetricValue {
+        value,
+        unit: "ns".into(),
+        higher_is_better: false,
+        ci95: Some([value - half, value + half]),
+        n: Some(9),
+    };
     let run = benchhost_record::RunInfo::for_tests(ts_ms, Some(&format!("r{ts_ms}")));
     Record::measurement_for_tests("wal", run, [("rows".into(), 1.into())].into(), [("t".into(), m)].into())
 }

@@ -31,6 +31,8 @@ pub struct Estimate {
     pub layouts: [Option<u64>; 2],
     /// The layout pair it ran on, its cluster ([`crate::analysis::layouts`]); `None` when neither side had one.
     pub pair: Option<usize>,
+    /// The side set up (and sampled) first in the process; `None` when both ran at once.
+    pub first: Option<usize>,
 }
 
 /// Fraction cut at each end of a process's pair log ratios.
@@ -219,6 +221,8 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
         let measured: Vec<&Estimate> = paired.estimates.iter().filter(|e| e.log_ratios.contains_key(name)).collect();
         let clustered = clustered(&measured, name);
         let logs: Vec<f64> = clustered.iter().map(|(_, l)| *l).collect();
+        let first = |side| measured.iter().filter(|e| e.first == Some(side)).map(|e| e.log_ratios[name]).collect();
+        let by_order: [Vec<f64>; 2] = [first(0), first(1)];
         let Some(summary) = stats::summarize(&logs) else { continue };
         let threshold = threshold(paired.arm, name);
         let intervals = verdict_intervals(&clustered, over_pairs(&measured));
@@ -282,7 +286,10 @@ pub fn verdicts(paired: &Paired<'_>, threshold: decision::Threshold<'_>, run: &R
                 format!("{name} inconclusive: x{ratio:.4}; {why}")
             }
         };
-        let note = note + &one_layout(verdict.method.as_ref().and_then(|m| m.layouts.as_ref()));
+        let note = note
+            + &one_layout(verdict.method.as_ref().and_then(|m| m.layouts.as_ref()))
+            + &crate::analysis::setup_order::note(by_order.each_ref().map(Vec::as_slice), self::intervals)
+                .unwrap_or_default();
         verdicts.push(Record::verdict_on(
             paired.arm,
             decision::with_detectable(verdict, decision::Rule::Duel),

@@ -218,3 +218,22 @@ fn a_duel_over_layouts_is_judged_for_more_processes_on_its_pairs_as_its_verdict_
     let plain = crate::analysis::duel::pair_intervals(&means).unwrap().1;
     assert!((lo - plain[0]).abs() < 1e-12 && (hi - plain[1]).abs() < 1e-12, "{lo} {hi} against {plain:?}");
 }
+
+#[test]
+fn a_verdict_whose_processes_read_their_order_says_so() {
+    // Twenty processes 3% apart by which arm each set up first, as the harness's copy was (issue 83).
+    let ordered: Vec<Estimate> = spread_processes(0.0, 0.03)
+        .into_iter()
+        .enumerate()
+        .map(|(k, e)| Estimate { first: Some(k % 2), ..e })
+        .collect();
+    let (a, b) = (arm(0), arm(1));
+    let note = |estimates: &[Estimate]| {
+        let paired = Paired { arm: &b, reference: &a, against: a.variant.clone(), estimates, mode: "alternate" };
+        verdicts(&paired, &threshold, &run()).remove(0).note.unwrap()
+    };
+    assert!(note(&ordered).contains("the order the arms were set up in moved it"), "{}", note(&ordered));
+    // The same processes with no order known (both at once): nothing said.
+    let unordered: Vec<Estimate> = ordered.into_iter().map(|e| Estimate { first: None, ..e }).collect();
+    assert!(!note(&unordered).contains("order"), "{}", note(&unordered));
+}

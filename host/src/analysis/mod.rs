@@ -15,3 +15,4 @@ pub(crate) mod layouts;
 pub(crate) mod rounds;
 mod scan_windows;
 pub(crate) mod series_changes;
+pub(crate) mod setup_order;

@@ -225,6 +225,8 @@ impl DuelsSoFar<'_> {
         let estimate = estimate.map(|e| duel::Estimate {
             layouts,
             pair: draw.filter(|_| layouts.iter().any(Option::is_some)).map(|draw| draw.pair_of(round)),
+            // The side the process set up first: `duel_process` takes round % 2 (both at once: none).
+            first: (self.duels[d].mode != Mode::Concurrent).then_some(round % 2),
             ..e
         });
         self.spent[d] += started.elapsed();
