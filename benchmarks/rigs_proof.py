@@ -116,6 +116,12 @@ def build(package, lib, into=None, spin=None):
         shutil.copy(os.path.join(TARGET, "release", lib), os.path.join(into, lib))
 
 
+def cpu():
+    """The CPU this machine has."""
+    with open("/proc/cpuinfo") as f:
+        return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+
+
 def dirs(out, cell):
     base = os.path.join(out, cell)
     return {"a": os.path.join(base, "a"), "a-copy": os.path.join(base, "a-copy-at-a-longer-path"),
@@ -227,6 +233,8 @@ def table(proof):
         rig, label, sets = described(cell, row)
         sets = " ".join(sets[1::2])
         what = f"{cell}: {rig} `{label}`" + (f" `{sets}`" if sets else "")
+        if row.get("cpu"):
+            what += ", " + ", ".join(sorted(set(row["cpu"].values())))
         print(f"| {what} | {aa['no_change']}/{aa['n']}, {alarms}, {aa['ci_contains_1']}/{aa['n']}, {ratio} "
               f"| {ab['regressed']}/{ab['n']}, {ab['improved']}{slower} "
               f"| {aa['wall_median_s']:.1f} s, {aa['wall_longest_s']:.1f} s | {det} |")
@@ -258,6 +266,8 @@ def main():
                     save()
                 continue
             done = row.setdefault(part, [])
+            if len(done) < args.comparisons:
+                row.setdefault("cpu", {})[part] = cpu()  # a VM's is AMD EPYC one day, Intel Xeon another
             for i in range(len(done), args.comparisons):
                 done.append(comparison(cell, part, i, args))
                 save()

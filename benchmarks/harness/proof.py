@@ -291,9 +291,16 @@ def main():
                 continue
             row[part] = PARTS[part](w, row, args, save)
             row[part]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            row[part]["cpu"] = cpu()
             save()
             print(w, part, json.dumps(row[part]), file=sys.stderr, flush=True)
     table(results)
+
+
+def cpu():
+    """The CPU this machine has (a VM's is AMD EPYC one day, Intel Xeon another): every part says which."""
+    with open("/proc/cpuinfo") as f:
+        return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
 
 
 def finished(part, comparisons):
@@ -316,6 +323,8 @@ def table(results):
                 label += f" ({r['method']['mode']}, {span} processes)"
             if r.get("threshold", "3%") != "3%":
                 label += f" at --threshold {r['threshold']}"
+            if r.get("cpu"):
+                label += f", {r['cpu']}"
             aa_n, ab_n = sum(r["aa"].values()), sum(r["ab"].values())
             alarms = r["aa"].get("regressed", 0) + r["aa"].get("improved", 0)
             ratio = f"+{100 * (r['ab_ratio'] - 1):.1f}%" if r.get("ab_ratio") else "–"
