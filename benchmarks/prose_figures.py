@@ -289,7 +289,29 @@ def layout_pools_of_7():
             f"alarms), its CI95 holding 1 in {held}, at {wall(runs):.1f} s a comparison (built {row['aa_pools_of_7_built']})")
 
 
+def ingest_text():
+    """The `text = "per_row"` arm of the ingest rig against ours (results/ingest-text.jsonl, `--interleave`): per
+    signal, how much longer the conversion took, its CI95, and the share of decode and conversion it would
+    then be, from the shares of the committed run (results/ingest.jsonl, the seed table's): s' = r s / (1 +
+    (r - 1) s), the decode unchanged."""
+    time = {}
+    for r in newest_measurements("ingest.jsonl", "ingest"):
+        time[(r["variant"]["signal"], r["variant"]["stage"])] = r["metrics"]["request_time"]["value"]
+    parts = []
+    for r in records("ingest-text.jsonl"):
+        v = r.get("verdict") or {}
+        if r["kind"] != "verdict" or v.get("metric") != "request_time":
+            continue
+        signal, ratio = r["variant"]["signal"], v["ratio"]
+        share = time[(signal, "convert_only")] / time[(signal, "decode_and_convert")]
+        lo, hi = v["ci95"]
+        parts.append(f"{signal} x{ratio:.2f} [{lo:.2f}, {hi:.2f}], its share {100 * share:.0f}% -> "
+                     f"{100 * ratio * share / (1 + (ratio - 1) * share):.0f}%")
+    return "; ".join(parts)
+
+
 FIGURES = {
+    "ingest-text": ingest_text,
     "kafka-records": kafka_records,
     "harness-overhead": harness_overhead,
     "history-1m": history_1m,

@@ -14,7 +14,7 @@ use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
-use rig_ingest::{convert, fixtures};
+use rig_ingest::{Writing, convert, fixtures};
 
 fn main() {
     let traces = fixtures::traces(1000);
@@ -24,37 +24,41 @@ fn main() {
         (
             "traces decode_and_convert",
             testing::bare_loop_ns(|| {
-                black_box(convert::traces(&ExportTraceServiceRequest::decode(&tb[..]).unwrap()).unwrap());
+                black_box(
+                    convert::traces(&ExportTraceServiceRequest::decode(&tb[..]).unwrap(), Writing::Reused).unwrap(),
+                );
             }),
         ),
         (
             "traces convert_only",
             testing::bare_loop_ns(|| {
-                black_box(convert::traces(&traces).unwrap());
+                black_box(convert::traces(&traces, Writing::Reused).unwrap());
             }),
         ),
         (
             "logs decode_and_convert",
             testing::bare_loop_ns(|| {
-                black_box(convert::logs(&ExportLogsServiceRequest::decode(&lb[..]).unwrap()).unwrap());
+                black_box(convert::logs(&ExportLogsServiceRequest::decode(&lb[..]).unwrap(), Writing::Reused).unwrap());
             }),
         ),
         (
             "logs convert_only",
             testing::bare_loop_ns(|| {
-                black_box(convert::logs(&logs).unwrap());
+                black_box(convert::logs(&logs, Writing::Reused).unwrap());
             }),
         ),
         (
             "metrics decode_and_convert",
             testing::bare_loop_ns(|| {
-                black_box(convert::metrics(&ExportMetricsServiceRequest::decode(&mb[..]).unwrap()).unwrap());
+                black_box(
+                    convert::metrics(&ExportMetricsServiceRequest::decode(&mb[..]).unwrap(), Writing::Reused).unwrap(),
+                );
             }),
         ),
         (
             "metrics convert_only",
             testing::bare_loop_ns(|| {
-                black_box(convert::metrics(&metrics).unwrap());
+                black_box(convert::metrics(&metrics, Writing::Reused).unwrap());
             }),
         ),
     ];

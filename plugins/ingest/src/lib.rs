@@ -7,7 +7,10 @@
 pub mod convert;
 pub mod expected;
 pub mod fixtures;
+mod per_row;
 mod text;
+
+pub use text::Writing;
 
 use arrow::record_batch::RecordBatch;
 use benchhost_plugin_api::{Descriptor, Invariant, Metric, Outcome, Param, Rig, RigError, SetupContext, Unit};
@@ -54,6 +57,7 @@ pub struct Params {
     signal: Signal,
     stage: Stage,
     items: i64,
+    text: text::Writing,
 }
 
 enum Request {
@@ -70,6 +74,7 @@ pub struct Ingest {
     encoded: Vec<u8>,
     stage: Stage,
     items: usize,
+    writing: text::Writing,
     last: Option<RecordBatch>,
 }
 
@@ -83,6 +88,10 @@ impl Rig for Ingest {
             .param(
                 Param::int("items", 1000).range(1, 10_000_000).doc("spans, log records or metric points per request"),
             )
+            .param(Param::choice("text", "reused", &["reused", "per_row"]).doc(
+                "how ids, attributes and log bodies are written: into reused buffers (ours), or a serde_json Map \
+                 and a String per row, as SignalDB's conversion writes them (the same text)",
+            ))
             .metric(Metric::iter_time("request_time"))
             .metric(Metric::rate("items_per_s", Unit::RecordsPerSec, "rows_in"))
             .metric(Metric::counter("input_bytes", Unit::Bytes, "input_bytes").doc("the encoded request"))
@@ -105,22 +114,22 @@ impl Rig for Ingest {
                 (r.encode_to_vec(), expected::metrics(items)?, Request::Metrics(r))
             }
         };
-        Ok(Ingest { request, expected, encoded, stage: p.stage, items, last: None })
+        Ok(Ingest { request, expected, encoded, stage: p.stage, items, writing: p.text, last: None })
     }
 
     fn iterate(&mut self) -> Result<(), RigError> {
         benchhost_plugin_api::slower::spin(SLOWER);
-        let bytes = &self.encoded[..];
+        let (bytes, w) = (&self.encoded[..], self.writing);
         let batch = match (&self.request, self.stage) {
-            (Request::Traces(r), Stage::ConvertOnly) => convert::traces(r)?,
+            (Request::Traces(r), Stage::ConvertOnly) => convert::traces(r, w)?,
             (Request::Traces(_), Stage::DecodeAndConvert) => {
-                convert::traces(&ExportTraceServiceRequest::decode(bytes)?)?
+                convert::traces(&ExportTraceServiceRequest::decode(bytes)?, w)?
             }
-            (Request::Logs(r), Stage::ConvertOnly) => convert::logs(r)?,
-            (Request::Logs(_), Stage::DecodeAndConvert) => convert::logs(&ExportLogsServiceRequest::decode(bytes)?)?,
-            (Request::Metrics(r), Stage::ConvertOnly) => convert::metrics(r)?,
+            (Request::Logs(r), Stage::ConvertOnly) => convert::logs(r, w)?,
+            (Request::Logs(_), Stage::DecodeAndConvert) => convert::logs(&ExportLogsServiceRequest::decode(bytes)?, w)?,
+            (Request::Metrics(r), Stage::ConvertOnly) => convert::metrics(r, w)?,
             (Request::Metrics(_), Stage::DecodeAndConvert) => {
-                convert::metrics(&ExportMetricsServiceRequest::decode(bytes)?)?
+                convert::metrics(&ExportMetricsServiceRequest::decode(bytes)?, w)?
             }
         };
         self.last = Some(batch);

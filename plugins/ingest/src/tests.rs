@@ -6,22 +6,27 @@ use benchhost_plugin_api::testing;
 use serde_json::json;
 
 use super::*;
+use crate::text::Writing;
 
 #[test]
 fn every_signal_and_stage_converts_one_row_per_item_and_checks_a_sampled_row() {
     for signal in ["traces", "logs", "metrics"] {
         for stage in ["decode_and_convert", "convert_only"] {
-            let report = testing::run::<Ingest>(json!({"signal": signal, "stage": stage, "items": 300}), 2)
-                .unwrap_or_else(|e| panic!("{signal}/{stage}: {e}"));
-            assert_eq!(report.outcome.counters["rows_out"], 300, "{signal}/{stage}");
-            assert!(report.outcome.counters["input_bytes"] > 300 * 20);
+            // Written the seed's way too: teardown checks the whole batch, so per_row must write the same text.
+            for text in ["reused", "per_row"] {
+                let params = json!({"signal": signal, "stage": stage, "items": 300, "text": text});
+                let report =
+                    testing::run::<Ingest>(params, 2).unwrap_or_else(|e| panic!("{signal}/{stage}/{text}: {e}"));
+                assert_eq!(report.outcome.counters["rows_out"], 300, "{signal}/{stage}/{text}");
+                assert!(report.outcome.counters["input_bytes"] > 300 * 20);
+            }
         }
     }
 }
 
 #[test]
 fn trace_rows_carry_the_seeds_27_columns() {
-    let batch = convert::traces(&fixtures::traces(20)).unwrap();
+    let batch = convert::traces(&fixtures::traces(20), Writing::Reused).unwrap();
     assert_eq!((batch.num_rows(), batch.num_columns()), (20, 27));
     let col = |name: &str| batch.column_by_name(name).unwrap().as_string::<i32>().value(13).to_string();
     assert_eq!(col("trace_id"), format!("{:032x}", 1));
@@ -59,7 +64,7 @@ fn events_links_scope_attributes_and_schema_urls_convert_as_the_seed_stores_them
         Event { name: "done".into(), time_unix_nano: 9, ..Default::default() },
     ];
     span.links = vec![Link { trace_id: vec![0xab; 16], span_id: vec![0xcd; 8], ..Default::default() }];
-    let batch = convert::traces(&request).unwrap();
+    let batch = convert::traces(&request, Writing::Reused).unwrap();
     let text = |name: &str, row: usize| {
         let column = batch.column_by_name(name).unwrap().as_string::<i32>();
         column.is_valid(row).then(|| column.value(row).to_string())
@@ -83,9 +88,11 @@ fn events_links_scope_attributes_and_schema_urls_convert_as_the_seed_stores_them
 
 #[test]
 fn one_wrong_cell_in_a_trace_batch_is_a_failure_naming_its_row_and_column() {
-    let mut rig =
-        Ingest::setup(Params { signal: Signal::Traces, stage: Stage::ConvertOnly, items: 100 }, &Default::default())
-            .unwrap();
+    let mut rig = Ingest::setup(
+        Params { signal: Signal::Traces, stage: Stage::ConvertOnly, items: 100, text: Writing::Reused },
+        &Default::default(),
+    )
+    .unwrap();
     rig.iterate().unwrap();
     let batch = rig.last.take().unwrap();
     let c = batch.schema().index_of("name").unwrap();
@@ -105,7 +112,7 @@ fn one_wrong_cell_in_a_trace_batch_is_a_failure_naming_its_row_and_column() {
 
 #[test]
 fn metrics_are_one_row_each_alternating_gauge_and_monotonic_sum_with_their_points_as_json() {
-    let batch = convert::metrics(&fixtures::metrics(4)).unwrap();
+    let batch = convert::metrics(&fixtures::metrics(4), Writing::Reused).unwrap();
     assert_eq!((batch.num_rows(), batch.num_columns()), (4, 12));
     let kinds: Vec<&str> = batch.column_by_name("metric_type").unwrap().as_string::<i32>().iter().flatten().collect();
     assert_eq!(kinds, ["gauge", "sum", "gauge", "sum"]);
@@ -124,20 +131,22 @@ fn a_histogram_is_refused_naming_its_metric() {
     let mut request = fixtures::metrics(2);
     let m = &mut request.resource_metrics[0].scope_metrics[0].metrics[1];
     m.data = Some(metric::Data::Histogram(Histogram::default()));
-    let why = convert::metrics(&request).unwrap_err().to_string();
+    let why = convert::metrics(&request, Writing::Reused).unwrap_err().to_string();
     assert!(why.contains("metric `sum.metric.1` is a Histogram: only gauges and sums are converted"), "{why}");
 }
 
 #[test]
 fn log_rows_carry_the_seeds_14_columns_and_a_shifted_batch_is_named() {
-    let batch = convert::logs(&fixtures::logs(20)).unwrap();
+    let batch = convert::logs(&fixtures::logs(20), Writing::Reused).unwrap();
     assert_eq!((batch.num_rows(), batch.num_columns()), (20, 14));
     assert_eq!(batch.column_by_name("body").unwrap().as_string::<i32>().value(7), r#""request 7 completed""#);
     assert_eq!(batch.column_by_name("span_id").unwrap().as_binary::<i32>().value(7), 7u64.to_be_bytes());
     assert_eq!(expected::first_difference(&batch, &expected::logs(20).unwrap()), None);
-    let mut rig =
-        Ingest::setup(Params { signal: Signal::Logs, stage: Stage::ConvertOnly, items: 10 }, &Default::default())
-            .unwrap();
+    let mut rig = Ingest::setup(
+        Params { signal: Signal::Logs, stage: Stage::ConvertOnly, items: 10, text: Writing::Reused },
+        &Default::default(),
+    )
+    .unwrap();
     rig.iterate().unwrap();
     // A conversion that lost its first row.
     let shifted = rig.last.as_ref().unwrap().slice(1, 9);

@@ -7,6 +7,42 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, Key
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// How a conversion writes its per-row text (ids, attributes, a log body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Writing {
+    /// Into reused buffers, with no allocation per row (ours).
+    Reused,
+    /// A `serde_json::Map` and a `String` per row, as SignalDB's conversion does ([`crate::per_row`]).
+    PerRow,
+}
+
+impl Writing {
+    /// `bytes` as lowercase hex into `out`.
+    pub fn hex(self, bytes: &[u8], out: &mut String) {
+        match self {
+            Writing::Reused => hex(bytes, out),
+            Writing::PerRow => *out = crate::per_row::hex(bytes),
+        }
+    }
+
+    /// `attributes` as a JSON object into `out`.
+    pub fn attributes(self, attributes: &[KeyValue], out: &mut String) {
+        match self {
+            Writing::Reused => self::attributes(attributes, out),
+            Writing::PerRow => *out = crate::per_row::attributes(attributes),
+        }
+    }
+
+    /// An AnyValue as JSON into `out`.
+    pub fn value(self, value: Option<&AnyValue>, out: &mut String) {
+        match self {
+            Writing::Reused => self::value(value, out),
+            Writing::PerRow => *out = crate::per_row::value(value),
+        }
+    }
+}
+
 /// `bytes` as lowercase hex, replacing the contents of `out`.
 pub fn hex(bytes: &[u8], out: &mut String) {
     out.clear();

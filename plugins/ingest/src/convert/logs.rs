@@ -10,10 +10,10 @@ use arrow::record_batch::RecordBatch;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 
 use super::{resource_columns, strings};
-use crate::text;
+use crate::text::{self, Writing};
 
-/// One row per log record, in seed 000's log batch.
-pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowError> {
+/// One row per log record, in seed 000's log batch, its body and attributes written as `writing` says.
+pub fn logs(request: &ExportLogsServiceRequest, writing: Writing) -> Result<RecordBatch, ArrowError> {
     let rows: usize = request.resource_logs.iter().flat_map(|r| &r.scope_logs).map(|s| s.log_records.len()).sum();
     let (mut time, mut observed) = (UInt64Builder::with_capacity(rows), UInt64Builder::with_capacity(rows));
     let mut severity_number = Int32Builder::with_capacity(rows);
@@ -33,12 +33,12 @@ pub fn logs(request: &ExportLogsServiceRequest) -> Result<RecordBatch, ArrowErro
                 observed.append_value(record.observed_time_unix_nano);
                 severity_number.append_value(record.severity_number);
                 severity.append_value(&record.severity_text);
-                text::value(record.body.as_ref(), &mut buf);
+                writing.value(record.body.as_ref(), &mut buf);
                 body.append_value(&buf);
                 trace_id.append_value(&record.trace_id);
                 span_id.append_value(&record.span_id);
                 flags.append_value(record.flags);
-                text::attributes(&record.attributes, &mut buf);
+                writing.attributes(&record.attributes, &mut buf);
                 attributes.append_value(&buf);
                 resource_json.append_value(&resource_text);
                 scope_json.append_value(&scope_text);

@@ -15,10 +15,11 @@ use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequ
 use opentelemetry_proto::tonic::metrics::v1::{NumberDataPoint, metric, number_data_point};
 
 use super::{resource_columns, strings};
-use crate::text;
+use crate::text::{self, Writing};
 
-/// One row per metric, in seed 000's metric batch.
-pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, ArrowError> {
+/// One row per metric, in seed 000's metric batch, its attributes written as `writing` says (the points' JSON
+/// by hand either way).
+pub fn metrics(request: &ExportMetricsServiceRequest, writing: Writing) -> Result<RecordBatch, ArrowError> {
     let rows: usize = request.resource_metrics.iter().flat_map(|r| &r.scope_metrics).map(|s| s.metrics.len()).sum();
     let (mut name, mut description, mut unit, mut attributes) =
         (strings(rows), strings(rows), strings(rows), strings(rows));
@@ -52,12 +53,12 @@ pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, Arr
                 let first = points.first();
                 start.append_value(first.map_or(0, |p| p.start_time_unix_nano));
                 time.append_value(first.map_or(0, |p| p.time_unix_nano));
-                text::attributes(&m.metadata, &mut buf);
+                writing.attributes(&m.metadata, &mut buf);
                 attributes.append_value(&buf);
                 resource_json.append_value(&resource_text);
                 scope_json.append_value(&scope_text);
                 kind.append_value(kind_name);
-                points_json(points, &mut buf);
+                points_json(points, &mut buf, writing);
                 data.append_value(&buf);
                 temporality.append_value(agg);
                 monotonic.append_value(is_monotonic);
@@ -82,7 +83,7 @@ pub fn metrics(request: &ExportMetricsServiceRequest) -> Result<RecordBatch, Arr
 }
 
 /// The points as SignalDB's `data_json`, replacing the contents of `out`.
-fn points_json(points: &[NumberDataPoint], out: &mut String) {
+fn points_json(points: &[NumberDataPoint], out: &mut String, writing: Writing) {
     out.clear();
     out.push('[');
     let mut attrs = String::new();
@@ -90,7 +91,7 @@ fn points_json(points: &[NumberDataPoint], out: &mut String) {
         if i > 0 {
             out.push(',');
         }
-        text::attributes(&point.attributes, &mut attrs);
+        writing.attributes(&point.attributes, &mut attrs);
         let _ = write!(
             out,
             "{{\"attributes\":{attrs},\"flags\":{},\"start_time_unix_nano\":{},\"time_unix_nano\":{},\"value\":",

@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::span::{Event, Link};
 
 use super::{resource_columns, strings};
-use crate::text;
+use crate::text::{self, Writing};
 
 const KINDS: [&str; 6] = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"];
 const STATUSES: [&str; 3] = ["Unset", "Ok", "Error"];
@@ -39,12 +39,12 @@ fn list_builder(fields: arrow::datatypes::Fields) -> ListBuilder<StructBuilder> 
 }
 
 /// Appends a span's events: name, time, attributes.
-fn append_events(list: &mut ListBuilder<StructBuilder>, events: &[Event], buf: &mut String) {
+fn append_events(list: &mut ListBuilder<StructBuilder>, events: &[Event], buf: &mut String, writing: Writing) {
     let item = list.values();
     for event in events {
         item.field_builder::<StringBuilder>(0).expect("name").append_value(&event.name);
         item.field_builder::<UInt64Builder>(1).expect("time").append_value(event.time_unix_nano);
-        text::attributes(&event.attributes, buf);
+        writing.attributes(&event.attributes, buf);
         item.field_builder::<StringBuilder>(2).expect("attributes").append_value(&*buf);
         item.append(true);
     }
@@ -52,14 +52,14 @@ fn append_events(list: &mut ListBuilder<StructBuilder>, events: &[Event], buf: &
 }
 
 /// Appends a span's links: the linked trace and span, attributes.
-fn append_links(list: &mut ListBuilder<StructBuilder>, links: &[Link], buf: &mut String) {
+fn append_links(list: &mut ListBuilder<StructBuilder>, links: &[Link], buf: &mut String, writing: Writing) {
     let item = list.values();
     for link in links {
-        text::hex(&link.trace_id, buf);
+        writing.hex(&link.trace_id, buf);
         item.field_builder::<StringBuilder>(0).expect("trace_id").append_value(&*buf);
-        text::hex(&link.span_id, buf);
+        writing.hex(&link.span_id, buf);
         item.field_builder::<StringBuilder>(1).expect("span_id").append_value(&*buf);
-        text::attributes(&link.attributes, buf);
+        writing.attributes(&link.attributes, buf);
         item.field_builder::<StringBuilder>(2).expect("attributes").append_value(&*buf);
         item.append(true);
     }
@@ -71,8 +71,8 @@ fn non_empty(column: &mut StringBuilder, value: &str) {
     column.append_option((!value.is_empty()).then_some(value));
 }
 
-/// One row per span, in seed 000's trace batch.
-pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowError> {
+/// One row per span, in seed 000's trace batch, its ids and attributes written as `writing` says.
+pub fn traces(request: &ExportTraceServiceRequest, writing: Writing) -> Result<RecordBatch, ArrowError> {
     let rows: usize = request.resource_spans.iter().flat_map(|r| &r.scope_spans).map(|s| s.spans.len()).sum();
     let (mut trace_id, mut span_id, mut parent, mut name, mut service) =
         (strings(rows), strings(rows), strings(rows), strings(rows), strings(rows));
@@ -97,14 +97,14 @@ pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowE
             let scope_attrs = scope.map(|s| s.attributes.as_slice()).unwrap_or_default();
             text::attributes(scope_attrs, &mut scope_json);
             for span in &ss.spans {
-                text::hex(&span.trace_id, &mut buf);
+                writing.hex(&span.trace_id, &mut buf);
                 trace_id.append_value(&buf);
-                text::hex(&span.span_id, &mut buf);
+                writing.hex(&span.span_id, &mut buf);
                 span_id.append_value(&buf);
                 if span.parent_span_id.is_empty() {
                     parent.append_value(NO_PARENT);
                 } else {
-                    text::hex(&span.parent_span_id, &mut buf);
+                    writing.hex(&span.parent_span_id, &mut buf);
                     parent.append_value(&buf);
                 }
                 name.append_value(&span.name);
@@ -117,11 +117,11 @@ pub fn traces(request: &ExportTraceServiceRequest) -> Result<RecordBatch, ArrowE
                 status.append_value(STATUSES.get(code as usize).copied().unwrap_or("Unset"));
                 message.append_value(span.status.as_ref().map_or("", |s| s.message.as_str()));
                 is_root.append_value(span.parent_span_id.is_empty());
-                text::attributes(&span.attributes, &mut buf);
+                writing.attributes(&span.attributes, &mut buf);
                 attributes.append_value(&buf);
                 resource_json.append_value(&resource_text);
-                append_events(&mut events, &span.events, &mut buf);
-                append_links(&mut links, &span.links, &mut buf);
+                append_events(&mut events, &span.events, &mut buf, writing);
+                append_links(&mut links, &span.links, &mut buf, writing);
                 non_empty(&mut trace_state, &span.trace_state);
                 non_empty(&mut resource_url, &rs.schema_url);
                 scope_name.append_option(scope.map(|s| s.name.as_str()));
