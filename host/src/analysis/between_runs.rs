@@ -63,7 +63,7 @@ impl Spreads {
     /// The histories of the series in `history` (records of any kind, in any order, a record given twice
     /// counted once), each on the machine it ran on.
     pub fn new(history: &[Record]) -> Spreads {
-        let mut by_series: HashMap<Key, Vec<Record>> = HashMap::new();
+        let mut runs: HashMap<Key, Vec<&Record>> = HashMap::new();
         let usable = |r: &&Record| {
             r.kind == Kind::Measurement
                 && !r.variant.contains_key(calibrate::MARK)
@@ -71,11 +71,16 @@ impl Spreads {
         };
         for record in history.iter().filter(usable) {
             let key = (series(record), record.run.host.clone(), record.run.cpu.clone());
-            by_series.entry(key).or_default().push(record.clone());
+            runs.entry(key).or_default().push(record);
         }
-        for records in by_series.values_mut() {
+        let mut by_series = HashMap::new();
+        for (key, mut records) in runs {
             records.sort_by(|a, b| (a.run.ts_ms, &a.run.id).cmp(&(b.run.ts_ms, &b.run.id)));
             records.dedup_by(|a, b| (a.run.ts_ms, &a.run.id) == (b.run.ts_ms, &b.run.id));
+            // The newest that `get` can read (one more, for the run judged when it is among them), not all: a
+            // report hands over every run of a year's history.
+            let kept = &records[records.len().saturating_sub(KEPT_RUNS + 1)..];
+            by_series.insert(key, kept.iter().map(|r| (*r).clone()).collect());
         }
         Spreads { by_series }
     }
