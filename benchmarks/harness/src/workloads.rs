@@ -50,9 +50,10 @@ pub struct State {
     workload: Workload,
     /// The copy's source at `source_at`, its destination [`DESTINATION_AT`] further: one block, so that both
     /// arms of a comparison copy between buffers placed alike. Two allocations were placed by the heap as it
-    /// stood: on an Intel Xeon VM the arm set up first got its destination 528 bytes past a page boundary from
-    /// its source, the second 16 bytes (the source 48 bytes into a cache line), and copied 3% slower, in some
-    /// processes 22%; each process read the order it ran the arms in, not their code (issue 83).
+    /// stood: on an Intel Xeon VM the arm set up first got its destination 528 bytes further into a page than
+    /// its source, the arm set up second 16 bytes (its source 48 bytes into a cache line), and that second arm
+    /// copied 3% slower, in some processes 22%; each process read the order it set the arms up in, not their
+    /// code (issue 83).
     copy: Vec<u8>,
     source_at: usize,
     unsorted: Vec<u64>,
